@@ -1,0 +1,91 @@
+/*
+ * The account store: what the routes know of persistence. Each backend
+ * (db/sqlite now, PostgreSQL later) implements this interface in its own
+ * folder; every method is async so that a networked backend fits.
+ */
+
+export interface UserRecord {
+  id: number
+  firstName: string
+  lastName: string
+  /** Null for users registered through the header variant, which has no username. */
+  username: string | null
+  /** Stored trimmed and lower-cased. */
+  email: string
+  passwordHash: string
+  createdAt: Date
+  updatedAt: Date
+}
+
+export type NewUser = Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>
+export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email'>>
+
+/** One refresh token of a session. Sessions are token families: rotation adds a row to the family. */
+export interface RefreshTokenRecord {
+  /** SHA-256 of the token; the token itself is never stored. */
+  tokenHash: string
+  userId: number
+  /** The session id: shared by every token that rotation descends from one login. */
+  familyId: string
+  createdAt: Date
+  expiresAt: Date
+  /** When this token was exchanged for its successor; null while it is the live one. */
+  rotatedAt: Date | null
+  replacedBy: string | null
+  /** When the whole family was revoked (logout, reuse detected). */
+  revokedAt: Date | null
+}
+
+export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
+
+export interface SigningKeyRecord {
+  kid: string
+  algorithm: 'EdDSA' | 'ES256'
+  publicKeyPem: string
+  privateKeyPem: string
+  createdAt: Date
+}
+
+export interface AccountStore {
+  /** Throws DuplicateValueError when the email or (case-insensitively) the username is taken. */
+  createUser (user: NewUser): Promise<UserRecord>
+  findUserById (id: number): Promise<UserRecord | undefined>
+  findUserByEmail (email: string): Promise<UserRecord | undefined>
+  /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */
+  updateUser (id: number, changes: UserChanges): Promise<UserRecord | undefined>
+
+  createRefreshToken (token: NewRefreshToken): Promise<void>
+  findRefreshToken (tokenHash: string): Promise<RefreshTokenRecord | undefined>
+  /**
+   * Atomically marks `previousHash` as rotated and stores its successor, only if
+   * `previousHash` is still live (not rotated, not revoked). Returns false, writing
+   * nothing, when another request rotated or revoked it first.
+   */
+  rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date): Promise<boolean>
+  /** Revokes every token of a session; revoking a revoked session changes nothing. */
+  revokeFamily (familyId: string, now: Date): Promise<void>
+
+  listSigningKeys (): Promise<SigningKeyRecord[]>
+  /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */
+  addSigningKey (key: SigningKeyRecord, options?: { onlyIfNone?: boolean }): Promise<void>
+
+  /** Cheap round trip, for readiness. */
+  ping (): Promise<void>
+  close (): Promise<void>
+}
+
+/** A unique value (email or username) is already held by another user. */
+export class DuplicateValueError extends Error {
+  constructor (readonly field: 'email' | 'username') {
+    super(`${field} already taken`)
+    this.name = 'DuplicateValueError'
+  }
+}
+
+/** The store cannot answer now (locked, busy, read-only, full, unreachable); the request may be retried. */
+export class StoreUnavailableError extends Error {
+  constructor (options: { cause: unknown }) {
+    super('account store unavailable', options)
+    this.name = 'StoreUnavailableError'
+  }
+}

@@ -1,0 +1,66 @@
+import { STATUS_CODES } from 'node:http'
+import fp from 'fastify-plugin'
+import type { FastifyError } from 'fastify'
+import { DuplicateValueError, StoreUnavailableError as StoreUnavailable } from '../../db/store.js'
+import {
+  EmailTakenError, InternalError, InvalidJsonError, PayloadTooLargeError, RouteNotFoundError,
+  StoreUnavailableError, UnsupportedMediaTypeError, UsernameTakenError, ValidationFailedError
+} from '../../src/errors.js'
+import type { ErrorBody } from '../../src/schemas/errors.js'
+
+// Fastify's own errors whose meaning a client needs, by Fastify's code.
+const FRAMEWORK_ERRORS: Record<string, () => FastifyError> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new InvalidJsonError(),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ValidationFailedError('The body is empty but Content-Type says JSON'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new PayloadTooLargeError(),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new UnsupportedMediaTypeError(),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ValidationFailedError('Content-Length does not match the body'),
+  FST_ERR_BAD_URL: () => new ValidationFailedError('The URL is not valid'),
+  FST_ERR_CTP_INVALID_CONTENT_TYPE: () => new UnsupportedMediaTypeError()
+}
+
+// Our codes (src/errors.ts); Fastify's and fast-jwt's start FST_ / FAST_ and are not for clients.
+const OWN_CODE = /^(?!FST_|FAST_)[A-Z][A-Z0-9_]*$/
+
+/** Turns anything thrown into the one error shape. Only our own codes and schema failures keep their message. */
+export function toErrorBody (error: unknown): ErrorBody {
+  const known = classify(error)
+  return {
+    statusCode: known.statusCode ?? 500,
+    code: known.code,
+    error: STATUS_CODES[known.statusCode ?? 500] ?? 'Error',
+    message: known.message
+  }
+}
+
+function classify (error: unknown): FastifyError {
+  if (error instanceof DuplicateValueError) return error.field === 'email' ? new EmailTakenError() : new UsernameTakenError()
+  if (error instanceof StoreUnavailable) return new StoreUnavailableError()
+  const fastifyError = error as Partial<FastifyError>
+  if (fastifyError.validation !== undefined) return new ValidationFailedError(fastifyError.message ?? 'The request is not valid')
+  const code = fastifyError.code ?? ''
+  const framework = FRAMEWORK_ERRORS[code]
+  if (framework !== undefined) return framework()
+  const status = fastifyError.statusCode
+  if (OWN_CODE.test(code) && status !== undefined && status >= 400 && status < 500) return fastifyError as FastifyError
+  // A 4xx from a library: keep the status, not its wording.
+  if (status !== undefined && status >= 400 && status < 500) {
+    return Object.assign(new Error(STATUS_CODES[status] ?? 'Bad request'), { code: 'BAD_REQUEST', statusCode: status }) as FastifyError
+  }
+  return new InternalError()
+}
+
+/** One error handler and one not-found handler for the whole service. */
+export default fp(async (fastify) => {
+  fastify.setErrorHandler((error, request, reply) => {
+    const body = toErrorBody(error)
+    if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    if (body.statusCode === 503) reply.header('retry-after', '1')
+    return reply.code(body.statusCode).send(body)
+  })
+
+  fastify.setNotFoundHandler((request, reply) => {
+    const body = toErrorBody(new RouteNotFoundError(request.method, request.url.split('?')[0]))
+    return reply.code(404).send(body)
+  })
+}, { name: 'error-handler' })

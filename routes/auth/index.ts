@@ -1,0 +1,97 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Config, Variant } from '../../src/config.js'
+import { InvalidCredentialsError, MissingTokenError } from '../../src/errors.js'
+import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginBodyType, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
+import { errorResponses } from '../../src/schemas/errors.js'
+import { PublicUser, presentUser } from '../../src/schemas/users.js'
+import type { TokenTransport } from '../transport.js'
+
+export interface AuthRoutesOptions {
+  variant: Variant
+  transport: TokenTransport
+  rateLimit: Config['rateLimit']
+}
+
+const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+  const { store, passwords, sessions, accessTokens } = fastify
+
+  fastify.post('/register', {
+    schema: {
+      summary: 'Register a user',
+      body: RegisterBody[variant],
+      response: { 201: PublicUser[variant], ...errorResponses(400, 403, 409, 413, 415, 429, 500, 503) }
+    },
+    config: { rateLimit: { max: rateLimit.registerMax } }
+  }, async (request, reply) => {
+    const body = request.body as RegisterBodyType
+    const user = await store.createUser({
+      firstName: body.first_name,
+      lastName: body.last_name,
+      username: variant === 'cookie' ? body.username ?? null : null,
+      email: body.email,
+      passwordHash: await passwords.hash(body.password)
+    })
+    return reply.code(201).send(presentUser(user, variant))
+  })
+
+  fastify.post('/login', {
+    schema: {
+      summary: 'Log in with email and password',
+      body: LoginBody,
+      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
+    },
+    // Keyed by client and account, so that guessing one account's password is slowed without locking out others behind the same address.
+    config: { rateLimit: { max: rateLimit.loginMax, keyGenerator: (request: FastifyRequest) => `${request.ip}|${(request.body as LoginBodyType).email}` } }
+  }, async (request, reply) => {
+    const { email, password } = request.body
+    const user = await store.findUserByEmail(email)
+    if (user === undefined) {
+      await passwords.verifyNothing(password)
+      throw new InvalidCredentialsError()
+    }
+    if (!await passwords.verify(user.passwordHash, password)) throw new InvalidCredentialsError()
+    const tokens = await sessions.start(user.id)
+    transport.deliver(reply, tokens)
+    // The variant's transport and user shape together make that variant's login body.
+    return { user: presentUser(user, variant), ...transport.loginTokens(tokens) } as LoginResponseBody
+  })
+
+  const refreshSchema = {
+    response: { 200: AccessTokenResponse, ...errorResponses(400, 401, 403, 500, 503) }
+  }
+  const refresh = async (request: FastifyRequest, reply: FastifyReply) => {
+    const refreshToken = transport.readRefreshToken(request)
+    if (refreshToken === undefined) throw new MissingTokenError(transport.refreshTokenHint)
+    const { rotate, bindAccessToken } = transport.refreshPolicy
+    let expectedUserId: number | undefined
+    if (bindAccessToken) {
+      const accessToken = transport.readAccessToken(request)
+      if (accessToken === undefined) throw new MissingTokenError(transport.accessTokenHint)
+      expectedUserId = accessTokens.verify(accessToken, { allowExpired: true }).userId
+    }
+    const tokens = await sessions.refresh(refreshToken, { rotate, expectedUserId })
+    transport.deliver(reply, tokens)
+    return { accessToken: tokens.accessToken }
+  }
+
+  fastify.post('/refresh-token', { schema: { summary: 'Get a new access token with the refresh token', ...refreshSchema } }, refresh)
+  if (variant === 'header') {
+    fastify.post('/auth-me', { schema: { summary: 'Same as /auth/refresh-token (header variant only)', ...refreshSchema } }, refresh)
+  }
+
+  fastify.post('/logout', {
+    schema: {
+      summary: 'End the session of the presented refresh token (idempotent)',
+      response: { 204: Type.Null(), ...errorResponses(400, 403, 500, 503) }
+    }
+  }, async (request, reply) => {
+    const refreshToken = transport.readRefreshToken(request)
+    if (refreshToken !== undefined) await sessions.end(refreshToken)
+    transport.clear(reply)
+    return reply.code(204).send(null)
+  })
+}
+
+export default authRoutes

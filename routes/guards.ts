@@ -1,0 +1,52 @@
+import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
+import type { AccessTokens, AccessTokenClaims } from '../plugins/app/tokens.js'
+import { CrossSiteRequestError, ForbiddenError, MissingTokenError } from '../src/errors.js'
+import type { TokenTransport } from './transport.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified access token's claims, set by requireAccessToken on the routes that need one. */
+    accessClaims: AccessTokenClaims | null
+  }
+}
+
+/** onRequest hook: 401 unless the request carries a valid access token where its variant expects it. */
+export function requireAccessToken (transport: TokenTransport, accessTokens: AccessTokens): onRequestAsyncHookHandler {
+  return async (request) => {
+    const token = transport.readAccessToken(request)
+    if (token === undefined) throw new MissingTokenError(transport.accessTokenHint)
+    request.accessClaims = accessTokens.verify(token)
+  }
+}
+
+/** The caller's claims on a route guarded by requireAccessToken. */
+export function claimsOf (request: FastifyRequest): AccessTokenClaims {
+  if (request.accessClaims === null) throw new Error('route is missing the requireAccessToken guard')
+  return request.accessClaims
+}
+
+/** preHandler hook for /users/:userId: a user reads and updates only itself. */
+export const requireSelf: preHandlerAsyncHookHandler = async (request) => {
+  const { userId } = request.params as { userId: number }
+  if (claimsOf(request).userId !== userId) throw new ForbiddenError()
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * onRequest hook of the cookie variant. Browsers attach cookies to cross-site
+ * requests too, so a state-changing request that carries cookies must come from
+ * our own origin (or one listed in ALLOWED_ORIGINS). Sec-Fetch-Site and Origin
+ * are set by browsers and cannot be forged by page script; a request with
+ * neither comes from a non-browser client and is served.
+ */
+export function refuseCrossSiteRequests (allowedOrigins: readonly string[]): onRequestAsyncHookHandler {
+  const allowed = new Set(allowedOrigins)
+  return async (request) => {
+    if (SAFE_METHODS.has(request.method) || request.headers.cookie === undefined) return
+    if (request.headers['sec-fetch-site'] === 'cross-site') throw new CrossSiteRequestError()
+    const origin = request.headers.origin
+    if (origin === undefined) return
+    if (origin !== `${request.protocol}://${request.host}` && !allowed.has(origin)) throw new CrossSiteRequestError()
+  }
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify'
+import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
+import passwords from '../plugins/app/passwords.js'
+import sessions from '../plugins/app/sessions.js'
+import store from '../plugins/app/store.js'
+import tokens from '../plugins/app/tokens.js'
+import cookie from '../plugins/external/cookie.js'
+import rateLimit from '../plugins/external/rate-limit.js'
+import healthRoutes from '../routes/health/index.js'
+import api from '../routes/index.js'
+import wellKnownRoutes from '../routes/well-known/index.js'
+import type { Config, Variant } from './config.js'
+import { ValidationFailedError } from './errors.js'
+import { buildValidatorCompiler } from './validation.js'
+
+export interface AppOptions {
+  config: Config
+  /** The variants to serve and where; by default the configured variant at the root. */
+  mounts?: Array<{ variant: Variant, prefix: string }>
+}
+
+/** Options for the Fastify instance that app is registered on (server.ts and the tests share them). */
+export function serverOptions (config: Config): FastifyServerOptions {
+  return {
+    logger: {
+      level: config.logLevel,
+      // Never log a credential, whatever a later serializer adds.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-refresh-token"]', 'res.headers["set-cookie"]'],
+      ...(config.nodeEnv === 'development' ? { transport: { target: 'pino-pretty' } } : {})
+    },
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+    // A malformed URL reaches no route; answer it in the one error shape too.
+    frameworkErrors: (error, _request, reply) => {
+      const body = toErrorBody(error.code === 'FST_ERR_BAD_URL' ? new ValidationFailedError('The URL is not valid') : error)
+      ;(reply as FastifyReply).code(body.statusCode).send(body)
+    }
+  }
+}
+
+/** The service as a plugin: external plugins, then our own, then the routes. */
+export default async function app (fastify: FastifyInstance, { config, mounts }: AppOptions): Promise<void> {
+  fastify.setValidatorCompiler(buildValidatorCompiler())
+  // Only JSON bodies: text/plain would otherwise parse as a string and fail later as a schema error instead of 415.
+  fastify.removeContentTypeParser('text/plain')
+
+  await fastify.register(cookie)
+  await fastify.register(rateLimit, { rateLimit: config.rateLimit })
+
+  await fastify.register(errorHandler)
+  await fastify.register(store, { databaseUrl: config.databaseUrl })
+  await fastify.register(passwords)
+  await fastify.register(tokens, {
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    privateKeyPem: config.jwtPrivateKey
+  })
+  await fastify.register(sessions, {
+    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    refreshReuseGraceSeconds: config.refreshReuseGraceSeconds
+  })
+
+  await fastify.register(healthRoutes)
+  await fastify.register(wellKnownRoutes)
+  for (const { variant, prefix } of mounts ?? [{ variant: config.variant, prefix: '' }]) {
+    await fastify.register(api, { prefix, variant, config })
+  }
+}

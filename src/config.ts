@@ -1,0 +1,125 @@
+import { envSchema } from 'env-schema'
+import { Type, type Static } from '@sinclair/typebox'
+import { DURATION_PATTERN, parseDurationSeconds } from './duration.js'
+
+export type Variant = 'header' | 'cookie'
+
+const Duration = (defaultValue: string) => Type.String({ pattern: DURATION_PATTERN, default: defaultValue })
+
+/** Every setting the service reads, with its default. The README's settings table mirrors this. */
+const EnvironmentSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('production'), Type.Literal('development'), Type.Literal('test')], { default: 'development' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  API_VARIANT: Type.Union([Type.Literal('header'), Type.Literal('cookie')], { default: 'cookie' }),
+  DATABASE_URL: Type.String({ minLength: 1, default: './data/accounts.db' }),
+  ACCESS_TOKEN_TTL: Duration('15m'),
+  REFRESH_TOKEN_TTL: Duration('30d'),
+  REFRESH_REUSE_GRACE: Duration('5s'),
+  JWT_ISSUER: Type.String({ minLength: 1, default: 'account-service' }),
+  JWT_AUDIENCE: Type.String({ minLength: 1, default: 'account-service' }),
+  JWT_PRIVATE_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  COOKIE_SECURE: Type.Boolean({ default: true }),
+  ALLOWED_ORIGINS: Type.String({ default: '' }),
+  RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  RATE_LIMIT_WINDOW: Duration('1m'),
+  RATE_LIMIT_LOGIN_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  RATE_LIMIT_REGISTER_MAX: Type.Integer({ minimum: 1, default: 60 }),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
+  TRUST_PROXY: Type.Boolean({ default: false }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' })
+})
+
+type Environment = Static<typeof EnvironmentSchema>
+
+/** The validated settings, in the units the code uses (seconds, lists). */
+export interface Config {
+  nodeEnv: Environment['NODE_ENV']
+  host: string
+  port: number
+  variant: Variant
+  databaseUrl: string
+  accessTokenTtlSeconds: number
+  refreshTokenTtlSeconds: number
+  refreshReuseGraceSeconds: number
+  jwtIssuer: string
+  jwtAudience: string
+  jwtPrivateKey?: string
+  cookieSecure: boolean
+  allowedOrigins: string[]
+  rateLimit: { enabled: boolean, windowSeconds: number, loginMax: number, registerMax: number }
+  bodyLimit: number
+  trustProxy: boolean
+  logLevel: string
+}
+
+/** A setting that is missing or malformed; the message names it. */
+export class ConfigError extends Error {}
+
+/**
+ * Builds the config from an environment (process.env by default).
+ * Throws ConfigError with one line naming the first bad setting.
+ */
+export function loadConfig (environment: Record<string, string | undefined> = process.env): Config {
+  let env: Environment
+  try {
+    env = envSchema<Environment>({ schema: EnvironmentSchema, data: environment, dotenv: false })
+  } catch (error) {
+    throw new ConfigError(`Invalid setting: ${describeEnvError(error as Error)}`)
+  }
+  const accessTokenTtlSeconds = parseDurationSeconds(env.ACCESS_TOKEN_TTL)
+  const refreshTokenTtlSeconds = parseDurationSeconds(env.REFRESH_TOKEN_TTL)
+  if (accessTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: ACCESS_TOKEN_TTL must be at least 1 second')
+  if (refreshTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: REFRESH_TOKEN_TTL must be at least 1 second')
+  const windowSeconds = parseDurationSeconds(env.RATE_LIMIT_WINDOW)
+  if (windowSeconds < 1) throw new ConfigError('Invalid setting: RATE_LIMIT_WINDOW must be at least 1 second')
+  const allowedOrigins = env.ALLOWED_ORIGINS.split(',').map(origin => origin.trim()).filter(origin => origin !== '')
+  for (const origin of allowedOrigins) {
+    if (!isOrigin(origin)) throw new ConfigError(`Invalid setting: ALLOWED_ORIGINS has "${origin}", which is not an origin such as https://app.example.com`)
+  }
+  if (/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
+    throw new ConfigError('Invalid setting: DATABASE_URL names PostgreSQL, which this build does not support yet; use a SQLite file path')
+  }
+  return {
+    nodeEnv: env.NODE_ENV,
+    host: env.HOST,
+    port: env.PORT,
+    variant: env.API_VARIANT,
+    databaseUrl: env.DATABASE_URL,
+    accessTokenTtlSeconds,
+    refreshTokenTtlSeconds,
+    refreshReuseGraceSeconds: parseDurationSeconds(env.REFRESH_REUSE_GRACE),
+    jwtIssuer: env.JWT_ISSUER,
+    jwtAudience: env.JWT_AUDIENCE,
+    jwtPrivateKey: env.JWT_PRIVATE_KEY,
+    cookieSecure: env.COOKIE_SECURE,
+    allowedOrigins,
+    rateLimit: {
+      enabled: env.RATE_LIMIT_ENABLED,
+      windowSeconds,
+      loginMax: env.RATE_LIMIT_LOGIN_MAX,
+      registerMax: env.RATE_LIMIT_REGISTER_MAX
+    },
+    bodyLimit: env.BODY_LIMIT,
+    trustProxy: env.TRUST_PROXY,
+    logLevel: env.LOG_LEVEL
+  }
+}
+
+function isOrigin (value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.origin === value
+  } catch {
+    return false
+  }
+}
+
+// env-schema reports "env/PORT must be integer"; keep the setting's name and the reason.
+function describeEnvError (error: Error): string {
+  const match = /^env\/([A-Z_]+) (.*)$/s.exec(error.message)
+  if (match) return `${match[1]} ${match[2]}`
+  const missing = /must have required property '([A-Z_]+)'/.exec(error.message)
+  if (missing) return `${missing[1]} is required`
+  return error.message
+}

@@ -1,0 +1,27 @@
+import createError from '@fastify/error'
+
+/*
+ * Every error code the service answers with, defined once. The error handler
+ * turns any of these into the contract's body:
+ * { statusCode, code, error, message }.
+ */
+export const ValidationFailedError = createError<[string]>('VALIDATION_FAILED', '%s', 400)
+export const InvalidJsonError = createError('INVALID_JSON', 'The request body is not valid JSON', 400)
+export const InvalidCredentialsError = createError('INVALID_CREDENTIALS', 'Email or password is incorrect', 401)
+export const MissingTokenError = createError<[string]>('MISSING_TOKEN', '%s', 401)
+export const InvalidTokenError = createError('INVALID_TOKEN', 'The access token is malformed, forged or signed by an unknown key', 401)
+export const TokenExpiredError = createError('TOKEN_EXPIRED', 'The access token has expired', 401)
+export const InvalidRefreshTokenError = createError('INVALID_REFRESH_TOKEN', 'The refresh token is unknown, expired or revoked', 401)
+export const RefreshTokenReusedError = createError('REFRESH_TOKEN_REUSED', 'The refresh token was already used; the session has been revoked', 401)
+export const TokenMismatchError = createError('TOKEN_MISMATCH', 'The access token and the refresh token belong to different users', 401)
+export const ForbiddenError = createError('FORBIDDEN', 'A user may only read and update itself', 403)
+export const CrossSiteRequestError = createError('CROSS_SITE_REQUEST', 'Cross-site requests carrying cookies are refused', 403)
+export const UserNotFoundError = createError('USER_NOT_FOUND', 'The user does not exist', 404)
+export const RouteNotFoundError = createError<[string, string]>('NOT_FOUND', 'Route %s %s not found', 404)
+export const EmailTakenError = createError('EMAIL_TAKEN', 'That email address is already registered', 409)
+export const UsernameTakenError = createError('USERNAME_TAKEN', 'That username is already taken', 409)
+export const PayloadTooLargeError = createError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit', 413)
+export const UnsupportedMediaTypeError = createError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)', 415)
+export const RateLimitedError = createError<[number]>('RATE_LIMITED', 'Too many attempts; retry in %d seconds', 429)
+export const StoreUnavailableError = createError('STORE_UNAVAILABLE', 'The account store is unavailable; retry shortly', 503)
+export const InternalError = createError('INTERNAL_ERROR', 'Something went wrong on our side', 500)

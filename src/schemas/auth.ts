@@ -1,0 +1,52 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { Variant } from '../config.js'
+import { Email, Name, Password, Token, Username } from './common.js'
+import { CookieVariantUser, HeaderVariantUser } from './users.js'
+
+const HeaderVariantRegisterBody = Type.Object({
+  first_name: Name,
+  last_name: Name,
+  email: Email,
+  password: Password
+}, { additionalProperties: false })
+
+const CookieVariantRegisterBody = Type.Object({
+  first_name: Name,
+  last_name: Name,
+  username: Username,
+  email: Email,
+  password: Password
+}, { additionalProperties: false })
+
+export const RegisterBody = { header: HeaderVariantRegisterBody, cookie: CookieVariantRegisterBody } as const satisfies Record<Variant, unknown>
+export type RegisterBodyType = Static<typeof HeaderVariantRegisterBody> & { username?: string }
+
+export const LoginBody = Type.Object({
+  email: Type.String({ minLength: 1, maxLength: 254 }),
+  password: Type.String({ minLength: 1, maxLength: 1024 })
+}, { additionalProperties: false })
+export type LoginBodyType = Static<typeof LoginBody>
+
+/** Header variant: both tokens in the body. Cookie variant: the refresh token travels only as an HttpOnly cookie. */
+export const LoginResponse = {
+  header: Type.Object({ user: HeaderVariantUser, accessToken: Token, refreshToken: Token }),
+  cookie: Type.Object({ user: CookieVariantUser, accessToken: Token })
+} as const satisfies Record<Variant, unknown>
+
+export type LoginResponseBody = Static<typeof LoginResponse.header> | Static<typeof LoginResponse.cookie>
+
+export const AccessTokenResponse = Type.Object({ accessToken: Token })
+
+/** One public signing key as RFC 7517 writes it. */
+export const PublicJwk = Type.Object({
+  kty: Type.String(),
+  crv: Type.String(),
+  x: Type.String(),
+  y: Type.Optional(Type.String()),
+  kid: Type.String(),
+  alg: Type.Union([Type.Literal('EdDSA'), Type.Literal('ES256')]),
+  use: Type.Literal('sig')
+})
+export type PublicJwkType = Static<typeof PublicJwk>
+
+export const JwksResponse = Type.Object({ keys: Type.Array(PublicJwk) })

@@ -1,0 +1,28 @@
+import { Type } from '@sinclair/typebox'
+
+/*
+ * Field rules, defined once. Strings are trimmed (and the email lower-cased)
+ * before validation by normalizeUserFields, so these limits apply to the
+ * stored value.
+ */
+export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the service' })
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased; unique' })
+export const Name = Type.String({ minLength: 1, maxLength: 100, description: '1 to 100 characters after trimming' })
+export const Username = Type.String({
+  minLength: 3,
+  maxLength: 32,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description: '3 to 32 of A-Z a-z 0-9 _ . -; unique ignoring case'
+})
+export const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters; never returned' })
+export const Token = Type.String({ description: 'Opaque to clients' })
+
+/** Trims the user fields of a body, and lower-cases its email, before the schema checks them. */
+export function normalizeUserFields (body: unknown): void {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return
+  const fields = body as Record<string, unknown>
+  for (const name of ['first_name', 'last_name', 'username', 'email']) {
+    if (Object.hasOwn(fields, name) && typeof fields[name] === 'string') fields[name] = fields[name].trim()
+  }
+  if (typeof fields.email === 'string') fields.email = fields.email.toLowerCase()
+}

@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox'
+import type { UserRecord } from '../../db/store.js'
+import type { Variant } from '../config.js'
+import { Email, Id, Name, Username } from './common.js'
+
+/** A user as the header variant shows it: no username. */
+export const HeaderVariantUser = Type.Object({
+  id: Id,
+  first_name: Name,
+  last_name: Name,
+  email: Email
+}, { additionalProperties: false })
+
+/** A user as the cookie variant shows it; username is null for users registered through the header variant. */
+export const CookieVariantUser = Type.Object({
+  id: Id,
+  first_name: Name,
+  last_name: Name,
+  username: Type.Union([Username, Type.Null()]),
+  email: Email
+}, { additionalProperties: false })
+
+export const PublicUser = { header: HeaderVariantUser, cookie: CookieVariantUser } as const satisfies Record<Variant, unknown>
+export type PublicUserBody = Static<typeof HeaderVariantUser> | Static<typeof CookieVariantUser>
+
+export const UserParams = Type.Object({ userId: Id }, { additionalProperties: false })
+export type UserParamsType = Static<typeof UserParams>
+
+/** PATCH body (cookie variant): any non-empty subset; anything else, password included, is refused. */
+export const UpdateUserBody = Type.Object({
+  first_name: Type.Optional(Name),
+  last_name: Type.Optional(Name),
+  username: Type.Optional(Username),
+  email: Type.Optional(Email)
+}, { additionalProperties: false, minProperties: 1 })
+export type UpdateUserBodyType = Static<typeof UpdateUserBody>
+
+/** A stored user as the given variant shows it: never a password hash, username only in the cookie variant. */
+export function presentUser (user: UserRecord, variant: Variant): PublicUserBody {
+  const shown = { id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email }
+  return variant === 'cookie' ? { ...shown, username: user.username } : shown
+}
