@@ -69,8 +69,6 @@ export interface AccountStore {
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */
   addSigningKey (key: SigningKeyRecord, options?: { onlyIfNone?: boolean }): Promise<void>
 
-  /** Cheap round trip, for readiness. */
-  ping (): Promise<void>
   close (): Promise<void>
 }
 

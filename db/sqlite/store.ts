@@ -13,6 +13,9 @@ import { refreshTokens, signingKeys, users } from './schema.js'
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url))
 
+/** How long a write waits for another process's lock (an admin command, a backup) before answering 503. */
+const BUSY_TIMEOUT_MS = 2000
+
 // SQLite result codes that mean "not now" rather than "never": the request gets 503 and may be retried.
 const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL|NOMEM)/
 
@@ -28,7 +31,8 @@ export function openSqliteStore (filename: string): AccountStore {
   connection.pragma('journal_mode = WAL')
   connection.pragma('synchronous = NORMAL')
   connection.pragma('foreign_keys = ON')
-  connection.pragma('busy_timeout = 5000')
+  // better-sqlite3 waits for a lock synchronously, holding up every request; give up after BUSY_TIMEOUT_MS with 503.
+  connection.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   const db = drizzle({ client: connection })
   migrate(db, { migrationsFolder: MIGRATIONS_FOLDER })
   return new SqliteStore(connection, db)
@@ -112,10 +116,6 @@ class SqliteStore implements AccountStore {
       if (options.onlyIfNone === true && (this.statements.signingKeyCount.get()?.keys ?? 0) > 0) return
       tx.insert(signingKeys).values(key).run()
     }, { behavior: 'immediate' }))
-  }
-
-  async ping () {
-    this.run(() => this.connection.prepare('select 1').get())
   }
 
   async close () {

@@ -1,0 +1,50 @@
+import t from 'tap'
+import { ConfigError, loadConfig } from '../src/config.js'
+import { parseDurationSeconds } from '../src/duration.js'
+
+t.test('the defaults are the contract\'s', async (t) => {
+  t.match(loadConfig({}), {
+    host: '127.0.0.1',
+    port: 3000,
+    variant: 'cookie',
+    databaseUrl: './data/accounts.db',
+    accessTokenTtlSeconds: 900,
+    refreshTokenTtlSeconds: 30 * 86400,
+    refreshReuseGraceSeconds: 5,
+    cookieSecure: true,
+    rateLimit: { enabled: true },
+    logLevel: 'info'
+  })
+})
+
+t.test('durations accept seconds or a unit', async (t) => {
+  t.equal(parseDurationSeconds('900'), 900)
+  t.equal(parseDurationSeconds('15m'), 900)
+  t.equal(parseDurationSeconds('30d'), 2_592_000)
+  t.equal(parseDurationSeconds('2h'), 7200)
+  t.throws(() => parseDurationSeconds('soon'))
+  t.match(loadConfig({ ACCESS_TOKEN_TTL: '5m', REFRESH_REUSE_GRACE: '0', API_VARIANT: 'header', RATE_LIMIT_ENABLED: 'false' }), {
+    accessTokenTtlSeconds: 300, refreshReuseGraceSeconds: 0, variant: 'header', rateLimit: { enabled: false }
+  })
+})
+
+t.test('a bad setting is refused with one line naming it', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /^Invalid setting: PORT /],
+    [{ PORT: '70000' }, /^Invalid setting: PORT /],
+    [{ API_VARIANT: 'both' }, /^Invalid setting: API_VARIANT /],
+    [{ ACCESS_TOKEN_TTL: '15 minutes' }, /^Invalid setting: ACCESS_TOKEN_TTL /],
+    [{ ACCESS_TOKEN_TTL: '0' }, /^Invalid setting: ACCESS_TOKEN_TTL /],
+    [{ REFRESH_TOKEN_TTL: '-1' }, /^Invalid setting: REFRESH_TOKEN_TTL /],
+    [{ RATE_LIMIT_ENABLED: 'maybe' }, /^Invalid setting: RATE_LIMIT_ENABLED /],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid setting: LOG_LEVEL /],
+    [{ ALLOWED_ORIGINS: 'app.example.com' }, /^Invalid setting: ALLOWED_ORIGINS /],
+    [{ DATABASE_URL: 'postgres://localhost/test' }, /^Invalid setting: DATABASE_URL /]
+  ]
+  for (const [environment, message] of cases) {
+    const error = t.throws(() => loadConfig(environment)) as Error
+    t.ok(error instanceof ConfigError, JSON.stringify(environment))
+    t.match(error.message, message)
+    t.notMatch(error.message, /\n/, 'one line')
+  }
+})

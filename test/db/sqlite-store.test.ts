@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import t, { type Test } from 'tap'
+import { openStore } from '../../db/open.js'
+import { DuplicateValueError } from '../../db/store.js'
+import { build } from '../fixtures/build.js'
+import { assertError } from '../fixtures/assertions.js'
+import { loggedInUser, registerUser } from '../fixtures/factories.js'
+
+function temporaryDatabase (t: Test): string {
+  const folder = mkdtempSync(join(tmpdir(), 'account-store-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  return join(folder, 'nested', 'accounts.db')
+}
+
+const newUser = (email: string, username: string | null = null) => ({ firstName: 'Ada', lastName: 'Lovelace', username, email, passwordHash: 'hash' })
+
+t.test('a restart keeps every user, session and the signing key', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const first = await build(t, { variant: 'cookie', env: { DATABASE_URL: `file:${databaseUrl}` } })
+  const session = await loggedInUser(first, 'cookie')
+  await first.close()
+
+  const second = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
+  const read = await second.inject({ method: 'GET', url: `/users/${session.user.id}`, cookies: { accessToken: session.accessToken } })
+  t.equal(read.statusCode, 200, 'the access token still verifies: the key was kept')
+  const refresh = await second.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: session.refreshToken } })
+  t.equal(refresh.statusCode, 200, 'the session was kept')
+  const login = await second.inject({ method: 'POST', url: '/auth/login', payload: { email: session.user.email, password: session.user.password } })
+  t.equal(login.statusCode, 200)
+})
+
+t.test('the store keeps only a hash of each refresh token', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl } })
+  const session = await loggedInUser(server, 'header')
+  const raw = new Database(databaseUrl, { readonly: true })
+  t.teardown(() => raw.close())
+  const rows = raw.prepare('select token_hash from refresh_tokens').all() as Array<{ token_hash: string }>
+  t.equal(rows.length, 1)
+  t.not(rows[0].token_hash, session.refreshToken)
+  const user = raw.prepare('select password_hash from users').get() as { password_hash: string }
+  t.match(user.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id with OWASP parameters')
+})
+
+t.test('emails are unique; usernames unique ignoring case; null usernames never collide', async (t) => {
+  const store = openStore(':memory:')
+  t.teardown(() => store.close())
+  await store.createUser(newUser('a@example.com', 'Ada'))
+  await store.createUser(newUser('b@example.com'))
+  await store.createUser(newUser('c@example.com'))
+  await t.rejects(store.createUser(newUser('a@example.com')), new DuplicateValueError('email'))
+  await t.rejects(store.createUser(newUser('d@example.com', 'ADA')), new DuplicateValueError('username'))
+  const updated = await store.updateUser(3, { username: 'grace' })
+  t.equal(updated?.username, 'grace')
+  t.equal(await store.updateUser(99, { username: 'nobody' }), undefined)
+})
+
+t.test('rotation succeeds once: a second rotation of the same token writes nothing', async (t) => {
+  const store = openStore(':memory:')
+  t.teardown(() => store.close())
+  const user = await store.createUser(newUser('a@example.com'))
+  const expiresAt = new Date(Date.now() + 60_000)
+  await store.createRefreshToken({ tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt })
+  t.equal(await store.rotateRefreshToken('h0', { tokenHash: 'h1', userId: user.id, familyId: 'f', expiresAt }, new Date()), true)
+  t.equal(await store.rotateRefreshToken('h0', { tokenHash: 'h2', userId: user.id, familyId: 'f', expiresAt }, new Date()), false)
+  t.equal(await store.findRefreshToken('h2'), undefined)
+  t.match(await store.findRefreshToken('h0'), { replacedBy: 'h1', rotatedAt: Date })
+})
+
+t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
+  await registerUser(server, 'cookie')
+  const locker = new Database(databaseUrl)
+  t.teardown(() => locker.close())
+  locker.pragma('busy_timeout = 0')
+  locker.exec('BEGIN EXCLUSIVE')
+  const started = Date.now()
+  const blocked = await server.inject({ method: 'POST', url: '/auth/register', payload: { first_name: 'A', last_name: 'B', username: 'blocked', email: 'blocked@example.com', password: 'long enough pw' } })
+  assertError(t, blocked, 503, 'STORE_UNAVAILABLE')
+  t.ok(Date.now() - started >= 1500, 'it waited for the lock before giving up')
+  locker.exec('ROLLBACK')
+  const retried = await server.inject({ method: 'POST', url: '/auth/register', payload: { first_name: 'A', last_name: 'B', username: 'blocked', email: 'blocked@example.com', password: 'long enough pw' } })
+  t.equal(retried.statusCode, 201)
+})
