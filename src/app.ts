@@ -43,6 +43,14 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   fastify.setValidatorCompiler(buildValidatorCompiler())
   // Only JSON bodies: text/plain would otherwise parse as a string and fail later as a schema error instead of 415.
   fastify.removeContentTypeParser('text/plain')
+  // Many clients send Content-Type: application/json with no body on a bodiless POST (refresh, logout).
+  // Read that as no body; routes that need one still refuse it through their schema.
+  const parseJson = fastify.getDefaultJsonParser('error', 'error')
+  fastify.removeContentTypeParser('application/json')
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined)
+    else parseJson(request, body.toString(), done)
+  })
 
   await fastify.register(cookie)
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })

@@ -15,10 +15,17 @@ t.test('malformed JSON is 400 INVALID_JSON', async (t) => {
   assertError(t, response, 400, 'INVALID_JSON')
 })
 
-t.test('an empty JSON body is 400', async (t) => {
+t.test('an empty body labelled JSON is no body: refused where a body is needed, fine where none is', async (t) => {
   const server = await build(t)
-  const response = await server.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '' })
-  assertError(t, response, 400, 'VALIDATION_FAILED')
+  const headers = { 'content-type': 'application/json' }
+  assertError(t, await server.inject({ method: 'POST', url: '/auth/login', headers, payload: '' }), 400, 'VALIDATION_FAILED')
+  t.equal((await server.inject({ method: 'POST', url: '/auth/logout', headers, payload: '' })).statusCode, 204)
+})
+
+t.test('JSON with a __proto__ key is refused', async (t) => {
+  const server = await build(t)
+  const payload = '{"email":"a@example.com","password":"whatever1","__proto__":{"admin":true}}'
+  assertError(t, await server.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload }), 400, 'INVALID_JSON')
 })
 
 t.test('a body that is not JSON is 415', async (t) => {
