@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
+import loginThrottle from '../plugins/app/login-throttle.js'
 import passwords from '../plugins/app/passwords.js'
 import sessions from '../plugins/app/sessions.js'
 import store from '../plugins/app/store.js'
@@ -58,6 +59,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   await fastify.register(errorHandler)
   await fastify.register(store, { databaseUrl: config.databaseUrl })
   await fastify.register(passwords)
+  await fastify.register(loginThrottle, { rateLimit: config.rateLimit })
   await fastify.register(tokens, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     issuer: config.jwtIssuer,

@@ -11,8 +11,8 @@ export interface Passwords {
   hash (password: string): Promise<string>
   /** True when `password` matches `passwordHash`; a malformed hash is a mismatch, never a crash. */
   verify (passwordHash: string, password: string): Promise<boolean>
-  /** Spends the time of one verification against no user, so that an unknown email answers as slowly as a wrong password. */
-  verifyNothing (password: string): Promise<void>
+  /** Spends the time of one verification against no user, so that an unknown email answers as slowly as a wrong password. Always false. */
+  verifyNothing (password: string): Promise<false>
 }
 
 /** Argon2id with OWASP's minimum parameters (19 MiB, 2 passes, 1 lane). Hashing runs on the libuv pool, off the event loop. */
@@ -39,6 +39,7 @@ export default fp(async (fastify) => {
     },
     async verifyNothing (password) {
       await passwords.verify(dummyHash, password)
+      return false
     }
   }
   fastify.decorate('passwords', passwords)

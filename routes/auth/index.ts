@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../src/config.js'
-import { InvalidCredentialsError, MissingTokenError } from '../../src/errors.js'
-import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginBodyType, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
+import { InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
+import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, presentUser } from '../../src/schemas/users.js'
 import type { TokenTransport } from '../transport.js'
@@ -15,7 +15,7 @@ export interface AuthRoutesOptions {
 }
 
 const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
-  const { store, passwords, sessions, accessTokens } = fastify
+  const { store, passwords, sessions, accessTokens, loginThrottle } = fastify
 
   fastify.post('/register', {
     schema: {
@@ -41,17 +41,25 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       summary: 'Log in with email and password',
       body: LoginBody,
       response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
-    },
-    // Keyed by client and account, so that guessing one account's password is slowed without locking out others behind the same address.
-    config: { rateLimit: { max: rateLimit.loginMax, keyGenerator: (request: FastifyRequest) => `${request.ip}|${(request.body as LoginBodyType).email}` } }
+    }
   }, async (request, reply) => {
     const { email, password } = request.body
+    // Keyed by client and account: guessing one account's password is stopped without locking out others behind the same address.
+    const throttleKey = `${request.ip}|${email}`
+    const retryAfter = loginThrottle.retryAfterSeconds(throttleKey)
+    if (retryAfter > 0) {
+      reply.header('retry-after', String(retryAfter))
+      throw new RateLimitedError(retryAfter)
+    }
     const user = await store.findUserByEmail(email)
-    if (user === undefined) {
-      await passwords.verifyNothing(password)
+    const passwordMatches = user === undefined
+      ? await passwords.verifyNothing(password)
+      : await passwords.verify(user.passwordHash, password)
+    if (user === undefined || !passwordMatches) {
+      loginThrottle.recordFailure(throttleKey)
       throw new InvalidCredentialsError()
     }
-    if (!await passwords.verify(user.passwordHash, password)) throw new InvalidCredentialsError()
+    loginThrottle.clear(throttleKey)
     const tokens = await sessions.start(user.id)
     transport.deliver(reply, tokens)
     // The variant's transport and user shape together make that variant's login body.
