@@ -29,5 +29,12 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   await server.close()
 })
 
-await server.listen({ host: config.host, port: config.port })
+try {
+  await server.listen({ host: config.host, port: config.port })
+} catch (error) {
+  // Port taken, address not ours: say so in one line rather than a stack.
+  server.log.fatal({ err: error }, `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
+  await server.close()
+  process.exit(1)
+}
 server.log.info({ variant: config.variant, database: config.databaseUrl }, 'account service ready')

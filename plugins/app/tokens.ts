@@ -1,4 +1,5 @@
 import fastifyJwt from '@fastify/jwt'
+import { createVerifier } from 'fast-jwt'
 import fp from 'fastify-plugin'
 import { InvalidTokenError, TokenExpiredError } from '../../src/errors.js'
 import { loadSigningKey, type SigningKey } from '../../src/tokens/keys.js'
@@ -44,6 +45,13 @@ interface AccessTokenPayload {
 export default fp<TokensOptions>(async (fastify, options) => {
   const key = await loadSigningKey(fastify.store, options.privateKeyPem)
 
+  const verifyOptions = {
+    algorithms: [key.algorithm],
+    allowedIss: options.issuer,
+    allowedAud: options.audience,
+    requiredClaims: ['sub', 'sid', 'iat', 'exp', 'iss', 'aud'],
+    clockTolerance: 0
+  }
   await fastify.register(fastifyJwt, {
     secret: { private: key.privateKeyPem, public: key.publicKeyPem },
     sign: {
@@ -53,15 +61,11 @@ export default fp<TokensOptions>(async (fastify, options) => {
       aud: options.audience,
       expiresIn: options.accessTokenTtlSeconds // @fastify/jwt reads a number as seconds
     },
-    verify: {
-      algorithms: [key.algorithm],
-      allowedIss: options.issuer,
-      allowedAud: options.audience,
-      requiredClaims: ['sub', 'sid', 'iat', 'exp', 'iss', 'aud'],
-      clockTolerance: 0,
-      cache: true
-    }
+    verify: { ...verifyOptions, cache: true }
   })
+  // Header-variant refresh accepts an expired access token. Built once: for options other than
+  // its defaults, @fastify/jwt would build a new verifier on every call.
+  const verifyIgnoringExpiry = createVerifier({ ...verifyOptions, key: key.publicKeyPem, ignoreExpiration: true })
 
   const accessTokens: AccessTokens = {
     sign: ({ userId, sessionId }) => fastify.jwt.sign({ sub: String(userId), sid: sessionId }),
@@ -69,7 +73,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
       let payload: AccessTokenPayload
       try {
         payload = allowExpired
-          ? fastify.jwt.verify<AccessTokenPayload>(token, { ignoreExpiration: true, cache: false })
+          ? verifyIgnoringExpiry(token) as AccessTokenPayload
           : fastify.jwt.verify<AccessTokenPayload>(token)
       } catch (error) {
         if ((error as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpiredError()

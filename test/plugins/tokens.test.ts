@@ -40,16 +40,25 @@ t.test('tokens signed otherwise than by us are 401 INVALID_TOKEN', async (t) => 
   }
 })
 
-t.test('a token of ours for another issuer or audience is refused', async (t) => {
-  const elsewhere = await build(t, { variant, env: { JWT_AUDIENCE: 'another-audience' } })
-  const session = await loggedInUser(elsewhere, variant)
-  const ours = await build(t, { variant })
-  // Same store key would be needed for a signature match; instead sign with this server's key but a foreign audience.
-  const token = ours.jwt.sign({ sub: '1', sid: 'x' }, { aud: 'another-audience' })
-  assertError(t, await ours.inject({ method: 'GET', url: '/users/1', headers: { authorization: `Bearer ${token}` } }), 401, 'INVALID_TOKEN')
-  const wrongIssuer = ours.jwt.sign({ sub: '1', sid: 'x' }, { iss: 'someone-else' })
-  assertError(t, await ours.inject({ method: 'GET', url: '/users/1', headers: { authorization: `Bearer ${wrongIssuer}` } }), 401, 'INVALID_TOKEN')
-  assertError(t, await ours.inject({ method: 'GET', url: '/users/1', headers: { authorization: `Bearer ${session.accessToken}` } }), 401, 'INVALID_TOKEN')
+t.test('a token signed with our key for another audience or issuer is refused', async (t) => {
+  const server = await build(t, { variant })
+  const session = await loggedInUser(server, variant)
+  const claims = { sub: String(session.user.id), sid: 'session' }
+  const url = `/users/${session.user.id}`
+  t.equal((await server.inject({ method: 'GET', url, headers: { authorization: `Bearer ${server.jwt.sign(claims)}` } })).statusCode, 200, 'the control: our own claims pass')
+  for (const options of [{ aud: 'another-audience' }, { iss: 'someone-else' }]) {
+    const token = server.jwt.sign(claims, options)
+    assertError(t, await server.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } }), 401, 'INVALID_TOKEN')
+  }
+})
+
+t.test('a token from another deployment (its own generated key) is refused', async (t) => {
+  const elsewhere = await build(t, { variant })
+  const foreignSession = await loggedInUser(elsewhere, variant)
+  const server = await build(t, { variant })
+  await loggedInUser(server, variant)
+  const response = await server.inject({ method: 'GET', url: '/users/1', headers: { authorization: `Bearer ${foreignSession.accessToken}` } })
+  assertError(t, response, 401, 'INVALID_TOKEN')
 })
 
 t.test('a token without a numeric subject or a session id is refused', async (t) => {

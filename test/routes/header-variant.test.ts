@@ -120,6 +120,19 @@ t.test('refresh accepts an expired access token of the same user (that is what r
   t.equal(response.statusCode, 200)
 })
 
+t.test('refresh refuses an expired-looking access token that we did not sign', async (t) => {
+  const server = await build(t, { variant })
+  const session = await loggedInUser(server, variant)
+  const [header, payload] = session.accessToken.split('.')
+  const forged = `${header}.${payload}.${Buffer.alloc(64, 1).toString('base64url')}`
+  const response = await server.inject({
+    method: 'POST',
+    url: '/auth/refresh-token',
+    headers: { authorization: `Bearer ${forged}`, 'x-refresh-token': `Bearer ${session.refreshToken}` }
+  })
+  assertError(t, response, 401, 'INVALID_TOKEN')
+})
+
 t.test('after logout the refresh token is refused, and logout again is still 204', async (t) => {
   const server = await build(t, { variant })
   const session = await loggedInUser(server, variant)
