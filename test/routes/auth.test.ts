@@ -25,6 +25,14 @@ for (const variant of ['header', 'cookie'] as const) {
       assertError(t, response, 409, 'EMAIL_TAKEN')
     })
 
+    t.test('concurrent registrations of one email: exactly one 201, the rest 409', async (t) => {
+      const server = await build(t, { variant })
+      const responses = await Promise.all(Array.from({ length: 10 }, (_, index) =>
+        server.inject({ method: 'POST', url: '/auth/register', payload: newUserBody(variant, { email: 'race@example.com', ...(variant === 'cookie' ? { username: `racer_${index}` } : {}) }) })))
+      const statuses = responses.map(response => response.statusCode).sort()
+      t.same(statuses, [201, ...Array(9).fill(409)])
+    })
+
     t.test('bad register bodies are 400 and create nothing', async (t) => {
       const server = await build(t, { variant })
       const bad: Array<Record<string, unknown>> = [
