@@ -41,7 +41,8 @@ export function openSqliteStore (filename: string): AccountStore {
 type Db = ReturnType<typeof drizzle>
 
 class SqliteStore implements AccountStore {
-  // One prepared statement per query the request paths run; compiled once here.
+  // The queries of the request paths, compiled once here. (A partial update's SQL depends on
+  // which fields it sets, so updateUser is built per call.)
   private readonly statements
 
   constructor (private readonly connection: Database.Database, private readonly db: Db) {
@@ -49,6 +50,22 @@ class SqliteStore implements AccountStore {
     this.statements = {
       userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
       userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
+      insertUser: db.insert(users).values({
+        firstName: placeholder('firstName'),
+        lastName: placeholder('lastName'),
+        username: placeholder('username'),
+        email: placeholder('email'),
+        passwordHash: placeholder('passwordHash'),
+        createdAt: placeholder('now'),
+        updatedAt: placeholder('now')
+      }).returning().prepare(),
+      insertRefreshToken: db.insert(refreshTokens).values({
+        tokenHash: placeholder('tokenHash'),
+        userId: placeholder('userId'),
+        familyId: placeholder('familyId'),
+        expiresAt: placeholder('expiresAt'),
+        createdAt: placeholder('now')
+      }).prepare(),
       refreshTokenByHash: db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
       markRotated: db.update(refreshTokens)
         .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
@@ -63,10 +80,7 @@ class SqliteStore implements AccountStore {
   }
 
   async createUser (user: NewUser) {
-    return this.run(() => {
-      const now = new Date()
-      return this.db.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning().get()
-    })
+    return this.run(() => this.statements.insertUser.get({ ...user, now: new Date() }))
   }
 
   async findUserById (id: number) {
@@ -86,7 +100,7 @@ class SqliteStore implements AccountStore {
   }
 
   async createRefreshToken (token: NewRefreshToken) {
-    this.run(() => this.db.insert(refreshTokens).values({ ...token, createdAt: new Date() }).run())
+    this.run(() => this.statements.insertRefreshToken.run({ ...token, now: new Date() }))
   }
 
   async findRefreshToken (tokenHash: string) {
@@ -95,10 +109,10 @@ class SqliteStore implements AccountStore {
 
   async rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date) {
     // Synchronous transaction: the conditional update and the insert commit together or not at all.
-    return this.run(() => this.db.transaction((tx) => {
+    return this.run(() => this.db.transaction(() => {
       const marked = this.statements.markRotated.run({ tokenHash: previousHash, now: now.getTime(), replacedBy: successor.tokenHash })
       if (marked.changes === 0) return false
-      tx.insert(refreshTokens).values({ ...successor, createdAt: now }).run()
+      this.statements.insertRefreshToken.run({ ...successor, now })
       return true
     }, { behavior: 'immediate' }))
   }
