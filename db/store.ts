@@ -54,6 +54,7 @@ export interface AccountStore {
   /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */
   updateUser (id: number, changes: UserChanges): Promise<UserRecord | undefined>
 
+  /** A user's refresh tokens are deleted with the user, so a token found always has its user. */
   createRefreshToken (token: NewRefreshToken): Promise<void>
   findRefreshToken (tokenHash: string): Promise<RefreshTokenRecord | undefined>
   /**

@@ -11,7 +11,6 @@ import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
 import type { Config, Variant } from './config.js'
-import { ValidationFailedError } from './errors.js'
 import { buildValidatorCompiler } from './validation.js'
 
 export interface AppOptions {
@@ -33,7 +32,7 @@ export function serverOptions (config: Config): FastifyServerOptions {
     trustProxy: config.trustProxy,
     // A malformed URL reaches no route; answer it in the one error shape too.
     frameworkErrors: (error, _request, reply) => {
-      const body = toErrorBody(error.code === 'FST_ERR_BAD_URL' ? new ValidationFailedError('The URL is not valid') : error)
+      const body = toErrorBody(error)
       ;(reply as FastifyReply).code(body.statusCode).send(body)
     }
   }

@@ -11,7 +11,6 @@ import type { ErrorBody } from '../../src/schemas/errors.js'
 // Fastify's own errors whose meaning a client needs, by Fastify's code.
 const FRAMEWORK_ERRORS: Record<string, () => FastifyError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => new InvalidJsonError(),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ValidationFailedError('The body is empty but Content-Type says JSON'),
   FST_ERR_CTP_BODY_TOO_LARGE: () => new PayloadTooLargeError(),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new UnsupportedMediaTypeError(),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ValidationFailedError('Content-Length does not match the body'),

@@ -26,6 +26,10 @@ const MAX_TRACKED_KEYS = 100_000
  * happens; hence this small counter. It lives in memory, per process.
  */
 export default fp<{ rateLimit: Config['rateLimit'] }>(async (fastify, { rateLimit }) => {
+  if (!rateLimit.enabled) {
+    fastify.decorate('loginThrottle', { retryAfterSeconds: () => 0, recordFailure () {}, clear () {} })
+    return
+  }
   const windowMs = rateLimit.windowSeconds * 1000
   const failures = new Map<string, { count: number, windowEndsAt: number }>()
 
@@ -40,13 +44,11 @@ export default fp<{ rateLimit: Config['rateLimit'] }>(async (fastify, { rateLimi
 
   const loginThrottle: LoginThrottle = {
     retryAfterSeconds (key) {
-      if (!rateLimit.enabled) return 0
       const now = Date.now()
       const entry = current(key, now)
       return entry !== undefined && entry.count >= rateLimit.loginMax ? Math.ceil((entry.windowEndsAt - now) / 1000) : 0
     },
     recordFailure (key) {
-      if (!rateLimit.enabled) return
       const now = Date.now()
       const entry = current(key, now)
       if (entry !== undefined) {

@@ -74,8 +74,6 @@ export default fp<SessionsOptions>(async (fastify, options) => {
       const now = new Date()
       const record = await findLiveFamilyToken(refreshToken, now)
       if (expectedUserId !== undefined && record.userId !== expectedUserId) throw new TokenMismatchError()
-      // The user may have been deleted since; its tokens die with it.
-      if (await store.findUserById(record.userId) === undefined) throw new InvalidRefreshTokenError()
 
       const { userId, familyId: sessionId } = record
       const issued = { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId }) }

@@ -25,7 +25,6 @@ export const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 254 }),
   password: Type.String({ minLength: 1, maxLength: 1024 })
 }, { additionalProperties: false })
-export type LoginBodyType = Static<typeof LoginBody>
 
 /** Header variant: both tokens in the body. Cookie variant: the refresh token travels only as an HttpOnly cookie. */
 export const LoginResponse = {

@@ -24,7 +24,6 @@ export const PublicUser = { header: HeaderVariantUser, cookie: CookieVariantUser
 export type PublicUserBody = Static<typeof HeaderVariantUser> | Static<typeof CookieVariantUser>
 
 export const UserParams = Type.Object({ userId: Id }, { additionalProperties: false })
-export type UserParamsType = Static<typeof UserParams>
 
 /** PATCH body (cookie variant): any non-empty subset; anything else, password included, is refused. */
 export const UpdateUserBody = Type.Object({
@@ -33,7 +32,6 @@ export const UpdateUserBody = Type.Object({
   username: Type.Optional(Username),
   email: Type.Optional(Email)
 }, { additionalProperties: false, minProperties: 1 })
-export type UpdateUserBodyType = Static<typeof UpdateUserBody>
 
 /** A stored user as the given variant shows it: never a password hash, username only in the cookie variant. */
 export function presentUser (user: UserRecord, variant: Variant): PublicUserBody {

@@ -1,19 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { openStore } from '../../db/open.js'
 import { DuplicateValueError } from '../../db/store.js'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
-
-function temporaryDatabase (t: Test): string {
-  const folder = mkdtempSync(join(tmpdir(), 'account-store-'))
-  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
-  return join(folder, 'nested', 'accounts.db')
-}
+import { temporaryDatabase } from '../fixtures/temporary.js'
 
 const newUser = (email: string, username: string | null = null) => ({ firstName: 'Ada', lastName: 'Lovelace', username, email, passwordHash: 'hash' })
 

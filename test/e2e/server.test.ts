@@ -1,15 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { SERVER_ENTRY, startServer } from '../fixtures/process.js'
-
-function temporaryDatabase (t: Test): string {
-  const folder = mkdtempSync(join(tmpdir(), 'account-e2e-'))
-  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
-  return join(folder, 'accounts.db')
-}
+import { temporaryDatabase } from '../fixtures/temporary.js'
 
 async function call (baseUrl: string, method: string, path: string, options: { body?: unknown, headers?: Record<string, string> } = {}) {
   const response = await fetch(`${baseUrl}${path}`, {

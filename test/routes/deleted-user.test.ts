@@ -1,16 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { credentials, loggedInUser } from '../fixtures/factories.js'
+import { temporaryDatabase } from '../fixtures/temporary.js'
 
 t.test('a user deleted while its access token lives is 404 USER_NOT_FOUND, and its refresh token dies with it', async (t) => {
-  const folder = mkdtempSync(join(tmpdir(), 'account-deleted-'))
-  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
-  const databaseUrl = join(folder, 'accounts.db')
+  const databaseUrl = temporaryDatabase(t)
   const server = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, 'cookie')
 
