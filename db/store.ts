@@ -53,6 +53,10 @@ export interface AccountStore {
   findUserByEmail (email: string): Promise<UserRecord | undefined>
   /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */
   updateUser (id: number, changes: UserChanges): Promise<UserRecord | undefined>
+  /** Deletes the user and, with it, every refresh token of theirs. False when there was no such user. */
+  deleteUser (id: number): Promise<boolean>
+  /** Users in id order, `limit` at a time, starting after `afterId` (keyset pagination for admin listings). */
+  listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
 
   /** A user's refresh tokens are deleted with the user, so a token found always has its user. */
   createRefreshToken (token: NewRefreshToken): Promise<void>
@@ -65,6 +69,11 @@ export interface AccountStore {
   rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date): Promise<boolean>
   /** Revokes every token of a session; revoking a revoked session changes nothing. */
   revokeFamily (familyId: string, now: Date): Promise<void>
+  /**
+   * Revokes every session of a user (logout everywhere, email or password change),
+   * except `exceptFamilyId` when given (the session that asked). Returns how many sessions were revoked.
+   */
+  revokeUserSessions (userId: number, now: Date, options?: { exceptFamilyId?: string }): Promise<number>
 
   listSigningKeys (): Promise<SigningKeyRecord[]>
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */

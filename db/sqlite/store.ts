@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { and, count, eq, isNull, sql } from 'drizzle-orm'
+import { and, asc, count, countDistinct, eq, gt, isNull, ne, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import {
@@ -99,6 +99,19 @@ class SqliteStore implements AccountStore {
       .get())
   }
 
+  async deleteUser (id: number) {
+    // The refresh tokens go with the user (ON DELETE CASCADE).
+    return this.run(() => this.db.delete(users).where(eq(users.id, id)).run().changes > 0)
+  }
+
+  async listUsers (page: { limit: number, afterId?: number }) {
+    return this.run(() => this.db.select().from(users)
+      .where(gt(users.id, page.afterId ?? 0))
+      .orderBy(asc(users.id))
+      .limit(page.limit)
+      .all())
+  }
+
   async createRefreshToken (token: NewRefreshToken) {
     this.run(() => this.statements.insertRefreshToken.run({ ...token, now: new Date() }))
   }
@@ -119,6 +132,19 @@ class SqliteStore implements AccountStore {
 
   async revokeFamily (familyId: string, now: Date) {
     this.run(() => this.statements.revokeFamily.run({ familyId, now: now.getTime() }))
+  }
+
+  async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
+    const live = and(
+      eq(refreshTokens.userId, userId),
+      isNull(refreshTokens.revokedAt),
+      options.exceptFamilyId === undefined ? undefined : ne(refreshTokens.familyId, options.exceptFamilyId)
+    )
+    return this.run(() => this.db.transaction((tx) => {
+      const sessions = tx.select({ families: countDistinct(refreshTokens.familyId) }).from(refreshTokens).where(live).get()?.families ?? 0
+      tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
+      return sessions
+    }, { behavior: 'immediate' }))
   }
 
   async listSigningKeys () {

@@ -78,3 +78,35 @@ t.test('a store locked by another writer answers 503, and the service recovers w
   const retried = await server.inject({ method: 'POST', url: '/auth/register', payload: { first_name: 'A', last_name: 'B', username: 'blocked', email: 'blocked@example.com', password: 'long enough pw' } })
   t.equal(retried.statusCode, 201)
 })
+
+t.test('revoking a user\'s sessions can spare the one that asked, and touches no other user', async (t) => {
+  const store = openStore(':memory:')
+  t.teardown(() => store.close())
+  const ada = await store.createUser(newUser('a@example.com'))
+  const bob = await store.createUser(newUser('b@example.com'))
+  const expiresAt = new Date(Date.now() + 60_000)
+  for (const [tokenHash, userId, familyId] of [['a1', ada.id, 'fa1'], ['a2', ada.id, 'fa2'], ['a3', ada.id, 'fa3'], ['b1', bob.id, 'fb1']] as const) {
+    await store.createRefreshToken({ tokenHash, userId, familyId, expiresAt })
+  }
+  t.equal(await store.revokeUserSessions(ada.id, new Date(), { exceptFamilyId: 'fa1' }), 2)
+  t.equal((await store.findRefreshToken('a1'))?.revokedAt, null, 'the sparing session lives')
+  t.ok((await store.findRefreshToken('a2'))?.revokedAt)
+  t.ok((await store.findRefreshToken('a3'))?.revokedAt)
+  t.equal((await store.findRefreshToken('b1'))?.revokedAt, null, 'another user is untouched')
+  t.equal(await store.revokeUserSessions(ada.id, new Date()), 1, 'then the last one; revoked ones are not counted again')
+  t.equal(await store.revokeUserSessions(ada.id, new Date()), 0)
+})
+
+t.test('deleting a user takes their refresh tokens; users list in pages by id', async (t) => {
+  const store = openStore(':memory:')
+  t.teardown(() => store.close())
+  const created = []
+  for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) created.push(await store.createUser(newUser(email)))
+  await store.createRefreshToken({ tokenHash: 'h', userId: created[1].id, familyId: 'f', expiresAt: new Date(Date.now() + 60_000) })
+  t.same((await store.listUsers({ limit: 2 })).map((user) => user.email), ['a@example.com', 'b@example.com'])
+  t.same((await store.listUsers({ limit: 2, afterId: created[1].id })).map((user) => user.email), ['c@example.com'])
+  t.equal(await store.deleteUser(created[1].id), true)
+  t.equal(await store.deleteUser(created[1].id), false, 'a second delete finds nothing')
+  t.equal(await store.findRefreshToken('h'), undefined, 'the session went with the user')
+  t.same((await store.listUsers({ limit: 10 })).map((user) => user.email), ['a@example.com', 'c@example.com'])
+})
