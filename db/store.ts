@@ -18,7 +18,7 @@ export interface UserRecord {
 }
 
 export type NewUser = Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>
-export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email'>>
+export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>>
 
 /** One refresh token of a session. Sessions are token families: rotation adds a row to the family. */
 export interface RefreshTokenRecord {
@@ -74,6 +74,12 @@ export interface AccountStore {
    * except `exceptFamilyId` when given (the session that asked). Returns how many sessions were revoked.
    */
   revokeUserSessions (userId: number, now: Date, options?: { exceptFamilyId?: string }): Promise<number>
+  /**
+   * Deletes up to `limit` refresh tokens that are expired at `now` or revoked, and returns how
+   * many it deleted (background pruning calls it again while it returns `limit`). Rotated
+   * tokens that are neither stay: reuse detection needs them.
+   */
+  pruneRefreshTokens (now: Date, limit: number): Promise<number>
 
   listSigningKeys (): Promise<SigningKeyRecord[]>
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */

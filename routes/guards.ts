@@ -15,7 +15,7 @@ export function requireAccessToken (transport: TokenTransport, accessTokens: Acc
   return async (request) => {
     const token = transport.readAccessToken(request)
     if (token === undefined) throw new MissingTokenError(transport.accessTokenHint)
-    request.accessClaims = accessTokens.verify(token)
+    request.accessClaims = await accessTokens.verify(token)
   }
 }
 

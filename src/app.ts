@@ -1,11 +1,13 @@
-import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
 import passwords from '../plugins/app/passwords.js'
 import sessions from '../plugins/app/sessions.js'
 import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
+import tokenPruning from '../plugins/app/token-pruning.js'
 import cookie from '../plugins/external/cookie.js'
+import helmet from '../plugins/external/helmet.js'
 import rateLimit from '../plugins/external/rate-limit.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
@@ -19,13 +21,32 @@ export interface AppOptions {
   mounts?: Array<{ variant: Variant, prefix: string }>
 }
 
+/** Log paths whose value is replaced by "[redacted]". */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization', 'req.headers.cookie', 'req.headers["x-refresh-token"]',
+  'res.headers["set-cookie"]', 'headers.authorization', 'headers.cookie', 'headers["set-cookie"]',
+  ...['password', 'passwordHash', 'accessToken', 'refreshToken', 'token'].flatMap(field => [field, `*.${field}`, `*.*.${field}`])
+]
+
+/** The request as logged: Fastify's fields plus the headers that explain a refusal (origin, user agent), credentials redacted. */
+function serializeRequest (request: FastifyRequest): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: request.url,
+    host: request.host,
+    remoteAddress: request.ip,
+    headers: request.headers
+  }
+}
+
 /** Options for the Fastify instance that app is registered on (server.ts and the tests share them). */
 export function serverOptions (config: Config): FastifyServerOptions {
   return {
     logger: {
       level: config.logLevel,
-      // Never log a credential, whatever a later serializer adds.
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-refresh-token"]', 'res.headers["set-cookie"]'],
+      serializers: { req: serializeRequest },
+      // Never log a credential: the headers that carry one, and any logged object's password or token fields.
+      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
       ...(config.nodeEnv === 'development' ? { transport: { target: 'pino-pretty' } } : {})
     },
     bodyLimit: config.bodyLimit,
@@ -52,6 +73,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
     else parseJson(request, body.toString(), done)
   })
 
+  await fastify.register(helmet)
   await fastify.register(cookie)
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })
 
@@ -63,12 +85,15 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     issuer: config.jwtIssuer,
     audience: config.jwtAudience,
-    privateKeyPem: config.jwtPrivateKey
+    privateKeyPem: config.jwtPrivateKey,
+    reloadIntervalSeconds: config.signingKeyReloadSeconds,
+    rotateAfterSeconds: config.signingKeyRotateAfterSeconds
   })
   await fastify.register(sessions, {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshReuseGraceSeconds: config.refreshReuseGraceSeconds
   })
+  await fastify.register(tokenPruning, { intervalSeconds: config.refreshTokenPruneSeconds })
 
   await fastify.register(healthRoutes)
   await fastify.register(wellKnownRoutes)

@@ -19,12 +19,18 @@ const EnvironmentSchema = Type.Object({
   JWT_ISSUER: Type.String({ minLength: 1, default: 'account-service' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'account-service' }),
   JWT_PRIVATE_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  SIGNING_KEY_RELOAD_INTERVAL: Duration('30s'),
+  SIGNING_KEY_ROTATE_AFTER: Duration('0'),
+  REFRESH_TOKEN_PRUNE_INTERVAL: Duration('1h'),
   COOKIE_SECURE: Type.Boolean({ default: true }),
   ALLOWED_ORIGINS: Type.String({ default: '' }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   RATE_LIMIT_WINDOW: Duration('1m'),
-  RATE_LIMIT_LOGIN_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  RATE_LIMIT_LOGIN_MAX: Type.Integer({ minimum: 1, default: 30 }),
   RATE_LIMIT_REGISTER_MAX: Type.Integer({ minimum: 1, default: 60 }),
+  RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 1, default: 5 }),
+  RATE_LIMIT_LOCKOUT: Duration('30s'),
+  RATE_LIMIT_LOCKOUT_MAX: Duration('15m'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' })
@@ -45,9 +51,26 @@ export interface Config {
   jwtIssuer: string
   jwtAudience: string
   jwtPrivateKey?: string
+  /** How often an instance reads the signing keys from the store (keys another instance or the CLI added). */
+  signingKeyReloadSeconds: number
+  /** Rotate the signing key once the newest is this old; 0: never automatically. */
+  signingKeyRotateAfterSeconds: number
+  /** How often expired and revoked refresh tokens are deleted; 0: never. */
+  refreshTokenPruneSeconds: number
   cookieSecure: boolean
   allowedOrigins: string[]
-  rateLimit: { enabled: boolean, windowSeconds: number, loginMax: number, registerMax: number }
+  rateLimit: {
+    enabled: boolean
+    windowSeconds: number
+    /** Login requests per window from one client address. */
+    loginMax: number
+    registerMax: number
+    /** Failed logins of one account before it is locked. */
+    loginFailures: number
+    /** The first lockout; each further failure doubles it, up to lockoutMaxSeconds. */
+    lockoutSeconds: number
+    lockoutMaxSeconds: number
+  }
   bodyLimit: number
   trustProxy: boolean
   logLevel: string
@@ -73,6 +96,11 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   if (refreshTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: REFRESH_TOKEN_TTL must be at least 1 second')
   const windowSeconds = parseDurationSeconds(env.RATE_LIMIT_WINDOW)
   if (windowSeconds < 1) throw new ConfigError('Invalid setting: RATE_LIMIT_WINDOW must be at least 1 second')
+  const lockoutSeconds = parseDurationSeconds(env.RATE_LIMIT_LOCKOUT)
+  const lockoutMaxSeconds = parseDurationSeconds(env.RATE_LIMIT_LOCKOUT_MAX)
+  if (lockoutSeconds < 1) throw new ConfigError('Invalid setting: RATE_LIMIT_LOCKOUT must be at least 1 second')
+  if (lockoutMaxSeconds < lockoutSeconds) throw new ConfigError('Invalid setting: RATE_LIMIT_LOCKOUT_MAX must be at least RATE_LIMIT_LOCKOUT')
+  if (parseDurationSeconds(env.SIGNING_KEY_RELOAD_INTERVAL) < 1) throw new ConfigError('Invalid setting: SIGNING_KEY_RELOAD_INTERVAL must be at least 1 second')
   const allowedOrigins = env.ALLOWED_ORIGINS.split(',').map(origin => origin.trim()).filter(origin => origin !== '')
   for (const origin of allowedOrigins) {
     if (!isOrigin(origin)) throw new ConfigError(`Invalid setting: ALLOWED_ORIGINS has "${origin}", which is not an origin such as https://app.example.com`)
@@ -92,13 +120,19 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     jwtIssuer: env.JWT_ISSUER,
     jwtAudience: env.JWT_AUDIENCE,
     jwtPrivateKey: env.JWT_PRIVATE_KEY,
+    signingKeyReloadSeconds: parseDurationSeconds(env.SIGNING_KEY_RELOAD_INTERVAL),
+    signingKeyRotateAfterSeconds: parseDurationSeconds(env.SIGNING_KEY_ROTATE_AFTER),
+    refreshTokenPruneSeconds: parseDurationSeconds(env.REFRESH_TOKEN_PRUNE_INTERVAL),
     cookieSecure: env.COOKIE_SECURE,
     allowedOrigins,
     rateLimit: {
       enabled: env.RATE_LIMIT_ENABLED,
       windowSeconds,
       loginMax: env.RATE_LIMIT_LOGIN_MAX,
-      registerMax: env.RATE_LIMIT_REGISTER_MAX
+      registerMax: env.RATE_LIMIT_REGISTER_MAX,
+      loginFailures: env.RATE_LIMIT_LOGIN_FAILURES,
+      lockoutSeconds,
+      lockoutMaxSeconds
     },
     bodyLimit: env.BODY_LIMIT,
     trustProxy: env.TRUST_PROXY,

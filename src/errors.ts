@@ -7,6 +7,7 @@ import createError from '@fastify/error'
  */
 export const ValidationFailedError = createError<[string]>('VALIDATION_FAILED', '%s', 400)
 export const InvalidJsonError = createError('INVALID_JSON', 'The request body is not valid JSON', 400)
+export const PasswordTooCommonError = createError('PASSWORD_TOO_COMMON', 'This password is one of the most commonly used; choose another', 400)
 export const InvalidCredentialsError = createError('INVALID_CREDENTIALS', 'Email or password is incorrect', 401)
 export const MissingTokenError = createError<[string]>('MISSING_TOKEN', '%s', 401)
 export const InvalidTokenError = createError('INVALID_TOKEN', 'The access token is malformed, forged or signed by an unknown key', 401)

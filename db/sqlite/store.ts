@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { and, asc, count, countDistinct, eq, gt, isNull, ne, sql } from 'drizzle-orm'
+import { and, asc, count, countDistinct, eq, gt, inArray, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import {
@@ -145,6 +145,13 @@ class SqliteStore implements AccountStore {
       tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
       return sessions
     }, { behavior: 'immediate' }))
+  }
+
+  async pruneRefreshTokens (now: Date, limit: number) {
+    const prunable = this.db.select({ tokenHash: refreshTokens.tokenHash }).from(refreshTokens)
+      .where(or(lte(refreshTokens.expiresAt, now), isNotNull(refreshTokens.revokedAt)))
+      .limit(limit)
+    return this.run(() => this.db.delete(refreshTokens).where(inArray(refreshTokens.tokenHash, prunable)).run().changes)
   }
 
   async listSigningKeys () {

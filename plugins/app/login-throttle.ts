@@ -8,58 +8,113 @@ declare module 'fastify' {
 }
 
 export interface LoginThrottle {
-  /** Seconds until `key` may try again; 0 when it may try now. Counting nothing, so a check costs no attempt. */
-  retryAfterSeconds (key: string): number
-  recordFailure (key: string): void
-  /** A successful login clears the key's failures. */
-  clear (key: string): void
+  /** Seconds until the account may try again; 0 when it may try now. Counts nothing, so a check costs no attempt. */
+  retryAfterSeconds (account: string): Promise<number>
+  /** A wrong password (or unknown email) for the account. */
+  recordFailure (account: string): Promise<void>
+  /** A successful login clears the account's failures. */
+  clear (account: string): Promise<void>
 }
 
-// Bounds memory under a flood of distinct keys: the oldest window is dropped first.
-const MAX_TRACKED_KEYS = 100_000
+/** An account's failed logins so far and when the last one happened (epoch ms). */
+export interface FailureState {
+  count: number
+  lastFailureAt: number
+}
 
 /**
- * Counts failed logins per key (client address and email) in a fixed window.
- * Only failures count, so a user who logs in often is never slowed, while
- * guessing one account's password stops after RATE_LIMIT_LOGIN_MAX wrong tries.
- * @fastify/rate-limit counts every request and cannot tell a failure before it
- * happens; hence this small counter. It lives in memory, per process.
+ * Where the failure counts live. In memory (one process) by default; a Redis
+ * implementation (HINCRBY + HSET + PEXPIRE in one MULTI) fits the same three
+ * calls and shares the counts between instances. `increment` must be atomic:
+ * parallel guesses must not lose counts.
  */
-export default fp<{ rateLimit: Config['rateLimit'] }>(async (fastify, { rateLimit }) => {
-  if (!rateLimit.enabled) {
-    fastify.decorate('loginThrottle', { retryAfterSeconds: () => 0, recordFailure () {}, clear () {} })
-    return
-  }
-  const windowMs = rateLimit.windowSeconds * 1000
-  const failures = new Map<string, { count: number, windowEndsAt: number }>()
+export interface FailureStore {
+  get (key: string): Promise<FailureState | undefined>
+  /** Adds one failure at `now`, keeps the key for `ttlMs` from now and returns the new state. */
+  increment (key: string, now: number, ttlMs: number): Promise<FailureState>
+  delete (key: string): Promise<void>
+}
 
-  const current = (key: string, now: number) => {
-    const entry = failures.get(key)
-    if (entry !== undefined && entry.windowEndsAt <= now) {
-      failures.delete(key)
+// Bounds memory under a flood of distinct emails: the oldest key is dropped first.
+const MAX_TRACKED_KEYS = 100_000
+
+/** The in-memory FailureStore: a Map with expiry, oldest key evicted first when full. */
+export function memoryFailureStore (maxKeys = MAX_TRACKED_KEYS): FailureStore {
+  const states = new Map<string, FailureState & { expiresAt: number }>()
+  const live = (key: string, now: number) => {
+    const state = states.get(key)
+    if (state !== undefined && state.expiresAt <= now) {
+      states.delete(key)
       return undefined
     }
-    return entry
+    return state
   }
+  return {
+    async get (key) {
+      const state = live(key, Date.now())
+      return state === undefined ? undefined : { count: state.count, lastFailureAt: state.lastFailureAt }
+    },
+    async increment (key, now, ttlMs) {
+      const state = live(key, now) ?? { count: 0, lastFailureAt: now, expiresAt: now }
+      state.count += 1
+      state.lastFailureAt = now
+      state.expiresAt = now + ttlMs
+      // Re-inserting keeps the Map in order of last failure, so eviction drops the stalest key.
+      states.delete(key)
+      if (states.size >= maxKeys) states.delete(states.keys().next().value as string)
+      states.set(key, state)
+      return { count: state.count, lastFailureAt: state.lastFailureAt }
+    },
+    async delete (key) {
+      states.delete(key)
+    }
+  }
+}
+
+export interface LoginThrottleOptions {
+  rateLimit: Config['rateLimit']
+  /** Where to keep the counts; memory by default. */
+  failureStore?: FailureStore
+}
+
+/**
+ * Locks an account after RATE_LIMIT_LOGIN_FAILURES wrong passwords, whatever
+ * address they come from, for RATE_LIMIT_LOCKOUT; each further failure after a
+ * lockout doubles it, up to RATE_LIMIT_LOCKOUT_MAX (exponential backoff). During
+ * a lockout every login of that account is 429, the right password included, so
+ * guessing gains nothing. Only failures count: a user who logs in often is
+ * never slowed. Requests per client address are limited apart, by
+ * @fastify/rate-limit on the route. Unknown emails are counted like known ones,
+ * so the lockout reveals nothing about which accounts exist.
+ */
+export default fp<LoginThrottleOptions>(async (fastify, { rateLimit, failureStore = memoryFailureStore() }) => {
+  if (!rateLimit.enabled) {
+    fastify.decorate('loginThrottle', { retryAfterSeconds: async () => 0, async recordFailure () {}, async clear () {} })
+    return
+  }
+  const firstLockoutMs = rateLimit.lockoutSeconds * 1000
+  const maxLockoutMs = rateLimit.lockoutMaxSeconds * 1000
+  // Failures are forgotten once the longest lockout has passed without another.
+  const memoryMs = maxLockoutMs + rateLimit.windowSeconds * 1000
+
+  const lockedUntil = ({ count, lastFailureAt }: FailureState) => {
+    if (count < rateLimit.loginFailures) return 0
+    const doublings = Math.min(count - rateLimit.loginFailures, 30)
+    return lastFailureAt + Math.min(firstLockoutMs * 2 ** doublings, maxLockoutMs)
+  }
+  const keyOf = (account: string) => `login:${account}`
 
   const loginThrottle: LoginThrottle = {
-    retryAfterSeconds (key) {
-      const now = Date.now()
-      const entry = current(key, now)
-      return entry !== undefined && entry.count >= rateLimit.loginMax ? Math.ceil((entry.windowEndsAt - now) / 1000) : 0
+    async retryAfterSeconds (account) {
+      const state = await failureStore.get(keyOf(account))
+      const waitMs = state === undefined ? 0 : lockedUntil(state) - Date.now()
+      return waitMs > 0 ? Math.ceil(waitMs / 1000) : 0
     },
-    recordFailure (key) {
-      const now = Date.now()
-      const entry = current(key, now)
-      if (entry !== undefined) {
-        entry.count += 1
-        return
-      }
-      if (failures.size >= MAX_TRACKED_KEYS) failures.delete(failures.keys().next().value as string)
-      failures.set(key, { count: 1, windowEndsAt: now + windowMs })
+    async recordFailure (account) {
+      await failureStore.increment(keyOf(account), Date.now(), memoryMs)
     },
-    clear (key) {
-      failures.delete(key)
+    async clear (account) {
+      await failureStore.delete(keyOf(account))
     }
   }
   fastify.decorate('loginThrottle', loginThrottle)

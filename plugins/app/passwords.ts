@@ -13,6 +13,8 @@ export interface Passwords {
   verify (passwordHash: string, password: string): Promise<boolean>
   /** Spends the time of one verification against no user, so that an unknown email answers as slowly as a wrong password. Always false. */
   verifyNothing (password: string): Promise<false>
+  /** True when the stored hash was made with other parameters than today's (it is then rehashed at the next login). */
+  needsRehash (passwordHash: string): boolean
 }
 
 /** Argon2id with OWASP's minimum parameters (19 MiB, 2 passes, 1 lane). Hashing runs on the libuv pool, off the event loop. */
@@ -23,6 +25,9 @@ export const ARGON2ID_OPTIONS = {
   timeCost: 2,
   parallelism: 1
 }
+
+/** The PHC string prefix our parameters produce: `$argon2id$v=19$m=19456,t=2,p=1$`. */
+const CURRENT_PARAMETERS = `$argon2id$v=19$m=${ARGON2ID_OPTIONS.memoryCost},t=${ARGON2ID_OPTIONS.timeCost},p=${ARGON2ID_OPTIONS.parallelism}$`
 
 export default fp(async (fastify) => {
   // A real hash of a random secret: verifying against it costs what a real verification costs.
@@ -40,7 +45,8 @@ export default fp(async (fastify) => {
     async verifyNothing (password) {
       await passwords.verify(dummyHash, password)
       return false
-    }
+    },
+    needsRehash: (passwordHash) => !passwordHash.startsWith(CURRENT_PARAMETERS)
   }
   fastify.decorate('passwords', passwords)
 }, { name: 'passwords' })

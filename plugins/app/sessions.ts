@@ -31,6 +31,8 @@ export interface Sessions {
   refresh (refreshToken: string, options: RefreshOptions): Promise<IssuedTokens>
   /** Revokes the session the refresh token belongs to; an unknown or revoked token changes nothing. */
   end (refreshToken: string): Promise<void>
+  /** Revokes every session of the user (logout everywhere, email change); returns how many were live. */
+  endAll (userId: number): Promise<number>
 }
 
 export interface SessionsOptions {
@@ -95,6 +97,10 @@ export default fp<SessionsOptions>(async (fastify, options) => {
     async end (refreshToken) {
       const record = await store.findRefreshToken(hashRefreshToken(refreshToken))
       if (record !== undefined) await store.revokeFamily(record.familyId, new Date())
+    },
+
+    async endAll (userId) {
+      return await store.revokeUserSessions(userId, new Date())
     }
   }
   fastify.decorate('sessions', sessions)

@@ -1,8 +1,7 @@
-import fastifyJwt from '@fastify/jwt'
-import { createVerifier } from 'fast-jwt'
+import { createSigner, createVerifier } from 'fast-jwt'
 import fp from 'fastify-plugin'
 import { InvalidTokenError, TokenExpiredError } from '../../src/errors.js'
-import { loadSigningKey, type SigningKey } from '../../src/tokens/keys.js'
+import { loadSigningKey, loadStoredKeys, rotateSigningKey, type SigningKey } from '../../src/tokens/keys.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,11 +16,17 @@ export interface AccessTokenClaims {
 }
 
 export interface AccessTokens {
+  /** Signs with the newest key. */
   sign (claims: AccessTokenClaims): string
-  /** Throws TOKEN_EXPIRED or INVALID_TOKEN (401). `allowExpired` still demands our signature, issuer and audience. */
-  verify (token: string, options?: { allowExpired?: boolean }): AccessTokenClaims
-  /** The JSON Web Key Set that other services verify our tokens with. */
+  /**
+   * Throws TOKEN_EXPIRED or INVALID_TOKEN (401). `allowExpired` still demands
+   * our signature (by any key we ever had), issuer and audience.
+   */
+  verify (token: string, options?: { allowExpired?: boolean }): Promise<AccessTokenClaims>
+  /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies. */
   readonly jwks: { keys: Array<SigningKey['publicJwk']> }
+  /** Reads the keys from the store again (a key added by another instance or the admin command). */
+  reloadKeys (): Promise<void>
 }
 
 export interface TokensOptions {
@@ -29,63 +34,178 @@ export interface TokensOptions {
   issuer: string
   audience: string
   privateKeyPem?: string
+  /** How often the keys are read from the store again (and, with rotateAfterSeconds, rotated). */
+  reloadIntervalSeconds: number
+  /** Rotate once the newest key is this old; 0 never rotates automatically. */
+  rotateAfterSeconds: number
 }
 
 interface AccessTokenPayload {
   sub: string
   sid: string
+  iat: number
+}
+
+/** The contract allows at most 1 s: a token from the future by more than this is refused; exp gets none. */
+const CLOCK_LEEWAY_MS = 1000
+/** A token naming an unknown kid reads the store again at most this often (forged kids must not flood it). */
+const UNKNOWN_KID_RELOAD_GAP_MS = 1000
+
+/** One key, ready to sign and verify; kept across reloads so that its verifier cache lives on. */
+interface KeyEntry {
+  key: SigningKey & { createdAt?: Date }
+  verify (token: string): AccessTokenPayload
+  verifyIgnoringExpiry (token: string): AccessTokenPayload
+  /** When a successor has signed long enough for every token of this key to have expired; Infinity for the newest. */
+  retiresAt: number
+}
+
+interface Keyring {
+  signer: { kid: string, sign (payload: object): string }
+  /** Every key we ever had, by kid. */
+  entries: Map<string, KeyEntry>
 }
 
 /**
- * Access tokens: asymmetric JWTs (EdDSA by default) signed and verified by
- * @fastify/jwt, with a `kid` naming the key published in the JWKS.
- * Verification is pinned to our algorithm, issuer and audience with no clock
- * leeway, and caches verified tokens (never past their `exp`).
+ * Access tokens: asymmetric JWTs (EdDSA by default) signed and verified with
+ * fast-jwt, with a `kid` naming the key published in the JWKS. Verification is
+ * pinned to the key's algorithm, our issuer and audience, with no leeway on
+ * `exp` and 1 s on `iat`. Keys rotate (src/tokens/keys.ts): the newest signs,
+ * older ones verify until their last token has expired.
  */
 export default fp<TokensOptions>(async (fastify, options) => {
-  const key = await loadSigningKey(fastify.store, options.privateKeyPem)
+  const { store } = fastify
+  const ttlMs = options.accessTokenTtlSeconds * 1000
+  const retentionMs = ttlMs + CLOCK_LEEWAY_MS
+  const configuredKey = options.privateKeyPem === undefined ? undefined : await loadSigningKey(store, options.privateKeyPem)
 
-  const verifyOptions = {
-    algorithms: [key.algorithm],
+  const verifierOptions = {
     allowedIss: options.issuer,
     allowedAud: options.audience,
     requiredClaims: ['sub', 'sid', 'iat', 'exp', 'iss', 'aud'],
     clockTolerance: 0
   }
-  await fastify.register(fastifyJwt, {
-    secret: { private: key.privateKeyPem, public: key.publicKeyPem },
-    sign: {
-      algorithm: key.algorithm,
-      kid: key.kid,
+  function entryFor (key: KeyEntry['key'], retiresAt: number, previous?: KeyEntry): KeyEntry {
+    if (previous !== undefined) return { ...previous, retiresAt }
+    const pinned = { ...verifierOptions, key: key.publicKeyPem, algorithms: [key.algorithm] }
+    return {
+      key,
+      retiresAt,
+      verify: createVerifier({ ...pinned, cache: true }) as KeyEntry['verify'],
+      verifyIgnoringExpiry: createVerifier({ ...pinned, ignoreExpiration: true }) as KeyEntry['verify']
+    }
+  }
+
+  async function loadKeyring (previous?: Keyring): Promise<Keyring> {
+    let keys: Array<KeyEntry['key']>
+    if (configuredKey !== undefined) {
+      keys = [configuredKey]
+    } else {
+      await loadSigningKey(store) // generates and stores the first key on a fresh store
+      keys = await loadStoredKeys(store)
+    }
+    const entries = new Map<string, KeyEntry>()
+    keys.forEach((key, index) => {
+      const successorCreatedAt = keys[index + 1]?.createdAt
+      const retiresAt = successorCreatedAt === undefined ? Infinity : successorCreatedAt.getTime() + retentionMs
+      entries.set(key.kid, entryFor(key, retiresAt, previous?.entries.get(key.kid)))
+    })
+    const newest = keys[keys.length - 1]
+    const sign = createSigner({
+      key: newest.privateKeyPem,
+      algorithm: newest.algorithm,
+      kid: newest.kid,
       iss: options.issuer,
       aud: options.audience,
-      expiresIn: options.accessTokenTtlSeconds // @fastify/jwt reads a number as seconds
-    },
-    verify: { ...verifyOptions, cache: true }
-  })
-  // Header-variant refresh accepts an expired access token. Built once: for options other than
-  // its defaults, @fastify/jwt would build a new verifier on every call.
-  const verifyIgnoringExpiry = createVerifier({ ...verifyOptions, key: key.publicKeyPem, ignoreExpiration: true })
+      expiresIn: ttlMs
+    })
+    return { signer: { kid: newest.kid, sign }, entries }
+  }
+
+  let keyring = await loadKeyring()
+  let reloading: Promise<void> | undefined
+  let lastReloadAt = Date.now()
+
+  function reloadKeys (): Promise<void> {
+    reloading ??= loadKeyring(keyring)
+      .then((loaded) => { keyring = loaded })
+      .finally(() => {
+        lastReloadAt = Date.now()
+        reloading = undefined
+      })
+    return reloading
+  }
+
+  async function entryForKid (kid: string): Promise<KeyEntry | undefined> {
+    const known = keyring.entries.get(kid)
+    if (known !== undefined || configuredKey !== undefined) return known
+    if (reloading === undefined && Date.now() - lastReloadAt < UNKNOWN_KID_RELOAD_GAP_MS) return undefined
+    await reloadKeys()
+    return keyring.entries.get(kid)
+  }
 
   const accessTokens: AccessTokens = {
-    sign: ({ userId, sessionId }) => fastify.jwt.sign({ sub: String(userId), sid: sessionId }),
-    verify (token, { allowExpired = false } = {}) {
+    sign: ({ userId, sessionId }) => keyring.signer.sign({ sub: String(userId), sid: sessionId }),
+    async verify (token, { allowExpired = false } = {}) {
+      const kid = kidOf(token)
+      const entry = kid === undefined ? undefined : await entryForKid(kid)
+      // A retired key's tokens have all expired; refusing it also refuses forgeries made with a leaked old key.
+      if (entry === undefined || (!allowExpired && entry.retiresAt <= Date.now())) throw new InvalidTokenError()
       let payload: AccessTokenPayload
       try {
-        payload = allowExpired
-          ? verifyIgnoringExpiry(token) as AccessTokenPayload
-          : fastify.jwt.verify<AccessTokenPayload>(token)
+        payload = allowExpired ? entry.verifyIgnoringExpiry(token) : entry.verify(token)
       } catch (error) {
         if ((error as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpiredError()
         throw new InvalidTokenError()
       }
+      // fast-jwt checks no iat; a token issued in the future was not issued by us (RFC 8725, 3.10).
+      if (typeof payload.iat !== 'number' || payload.iat * 1000 > Date.now() + CLOCK_LEEWAY_MS) throw new InvalidTokenError()
       const userId = Number(payload.sub)
       if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
         throw new InvalidTokenError()
       }
       return { userId, sessionId: payload.sid }
     },
-    jwks: { keys: [key.publicJwk] }
+    get jwks () {
+      const now = Date.now()
+      return { keys: [...keyring.entries.values()].filter(entry => entry.retiresAt > now).map(entry => entry.key.publicJwk) }
+    },
+    reloadKeys
   }
   fastify.decorate('accessTokens', accessTokens)
+
+  // Picks up keys added elsewhere, and rotates by age when SIGNING_KEY_ROTATE_AFTER asks for it.
+  if (configuredKey === undefined) {
+    let tick: Promise<void> | undefined
+    const timer = setInterval(() => {
+      tick ??= (async () => {
+        const rotateAfterMs = options.rotateAfterSeconds * 1000
+        const createdAt = keyring.entries.get(keyring.signer.kid)?.key.createdAt
+        if (rotateAfterMs > 0 && createdAt !== undefined && Date.now() - createdAt.getTime() >= rotateAfterMs) {
+          await rotateSigningKey(store)
+          fastify.log.info('signing key rotated (SIGNING_KEY_ROTATE_AFTER)')
+        }
+        await reloadKeys()
+      })()
+        .catch((error: unknown) => { fastify.log.warn({ err: error }, 'signing keys not reloaded') })
+        .finally(() => { tick = undefined })
+    }, options.reloadIntervalSeconds * 1000)
+    timer.unref()
+    fastify.addHook('onClose', async () => {
+      clearInterval(timer)
+      await tick
+    })
+  }
 }, { name: 'tokens', dependencies: ['store'] })
+
+/** The kid of a JWT's header; undefined when the token is not a JWT or names no kid. */
+function kidOf (token: string): string | undefined {
+  const dot = token.indexOf('.')
+  if (dot <= 0) return undefined
+  try {
+    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString()) as { kid?: unknown }
+    return typeof header.kid === 'string' && header.kid !== '' ? header.kid : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -4,8 +4,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../src/config.js'
 import { InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
 import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
+import { assertPasswordAllowed } from '../../src/password-policy.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, presentUser } from '../../src/schemas/users.js'
+import { claimsOf, requireAccessToken } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
 export interface AuthRoutesOptions {
@@ -23,9 +25,11 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       body: RegisterBody[variant],
       response: { 201: PublicUser[variant], ...errorResponses(400, 403, 409, 413, 415, 429, 500, 503) }
     },
+    // Counted per client address in onRequest, before the body is read.
     config: { rateLimit: { max: rateLimit.registerMax } }
   }, async (request, reply) => {
     const body = request.body as RegisterBodyType
+    assertPasswordAllowed(body.password)
     const user = await store.createUser({
       firstName: body.first_name,
       lastName: body.last_name,
@@ -41,12 +45,12 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       summary: 'Log in with email and password',
       body: LoginBody,
       response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
-    }
+    },
+    // Every login per client address (RATE_LIMIT_LOGIN_MAX); failures per account are the login throttle's.
+    config: { rateLimit: { max: rateLimit.loginMax } }
   }, async (request, reply) => {
     const { email, password } = request.body
-    // Keyed by client and account: guessing one account's password is stopped without locking out others behind the same address.
-    const throttleKey = `${request.ip}|${email}`
-    const retryAfter = loginThrottle.retryAfterSeconds(throttleKey)
+    const retryAfter = await loginThrottle.retryAfterSeconds(email)
     if (retryAfter > 0) {
       reply.header('retry-after', String(retryAfter))
       throw new RateLimitedError(retryAfter)
@@ -56,10 +60,18 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       ? await passwords.verifyNothing(password)
       : await passwords.verify(user.passwordHash, password)
     if (user === undefined || !passwordMatches) {
-      loginThrottle.recordFailure(throttleKey)
+      await loginThrottle.recordFailure(email)
       throw new InvalidCredentialsError()
     }
-    loginThrottle.clear(throttleKey)
+    await loginThrottle.clear(email)
+    if (passwords.needsRehash(user.passwordHash)) {
+      // Hash parameters were raised since this password was set: only now do we hold the password to rehash it.
+      try {
+        await store.updateUser(user.id, { passwordHash: await passwords.hash(password) })
+      } catch (error) {
+        request.log.warn({ err: error, userId: user.id }, 'password rehash failed; retried at the next login')
+      }
+    }
     const tokens = await sessions.start(user.id)
     transport.deliver(reply, tokens)
     // The variant's transport and user shape together make that variant's login body.
@@ -77,7 +89,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
     if (bindAccessToken) {
       const accessToken = transport.readAccessToken(request)
       if (accessToken === undefined) throw new MissingTokenError(transport.accessTokenHint)
-      expectedUserId = accessTokens.verify(accessToken, { allowExpired: true }).userId
+      expectedUserId = (await accessTokens.verify(accessToken, { allowExpired: true })).userId
     }
     const tokens = await sessions.refresh(refreshToken, { rotate, expectedUserId })
     transport.deliver(reply, tokens)
@@ -97,6 +109,18 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
   }, async (request, reply) => {
     const refreshToken = transport.readRefreshToken(request)
     if (refreshToken !== undefined) await sessions.end(refreshToken)
+    transport.clear(reply)
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/logout-all', {
+    schema: {
+      summary: 'End every session of the user of the access token (logout everywhere)',
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 500, 503) }
+    },
+    onRequest: requireAccessToken(transport, accessTokens)
+  }, async (request, reply) => {
+    await sessions.endAll(claimsOf(request).userId)
     transport.clear(reply)
     return reply.code(204).send(null)
   })

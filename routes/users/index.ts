@@ -13,7 +13,7 @@ export interface UserRoutesOptions {
 }
 
 const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify, { variant, transport }) => {
-  const { store } = fastify
+  const { store, sessions } = fastify
   fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens))
   fastify.addHook('preHandler', requireSelf)
 
@@ -39,8 +39,16 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
       }
     }, async (request, reply) => {
       const { first_name: firstName, last_name: lastName, username, email } = request.body
-      const updated = await store.updateUser(claimsOf(request).userId, { firstName, lastName, username, email })
+      const { userId } = claimsOf(request)
+      const before = email === undefined ? undefined : await store.findUserById(userId)
+      const updated = await store.updateUser(userId, { firstName, lastName, username, email })
       if (updated === undefined) throw new UserNotFoundError()
+      if (before !== undefined && before.email !== updated.email) {
+        // The email is how an account is recovered: whoever held a session before the change loses it
+        // (OWASP ASVS 3.3.3). The user who made the change goes on in a new session.
+        await sessions.endAll(userId)
+        transport.deliver(reply, await sessions.start(userId))
+      }
       return reply.code(204).send(null)
     })
   }

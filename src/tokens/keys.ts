@@ -37,6 +37,54 @@ export async function loadSigningKey (store: AccountStore, configuredPrivateKeyP
   return describeKey(createPrivateKey(newest.privateKeyPem))
 }
 
+/** A stored key as the service uses it, with the time it was added to the store. */
+export interface StoredSigningKey extends SigningKey {
+  createdAt: Date
+}
+
+/** The store's keys, oldest first, described (kid, algorithm, JWK). */
+export async function loadStoredKeys (store: AccountStore): Promise<StoredSigningKey[]> {
+  return (await store.listSigningKeys()).map(record => ({ ...describeKey(createPrivateKey(record.privateKeyPem)), createdAt: record.createdAt }))
+}
+
+/**
+ * The keys that still verify access tokens at `now`: the newest (it signs) and
+ * every older key whose successor was added less than `retentionMs` ago
+ * (ACCESS_TOKEN_TTL plus clock leeway: after that, no token it signed is still
+ * valid). `keys` is oldest first, as loadStoredKeys gives them.
+ */
+export function verifyingKeys<Key extends { createdAt: Date }> (keys: readonly Key[], now: Date, retentionMs: number): Key[] {
+  return keys.filter((_key, index) => {
+    const successor = keys[index + 1]
+    return successor === undefined || now.getTime() - successor.createdAt.getTime() < retentionMs
+  })
+}
+
+export interface RotateOptions {
+  /** EdDSA (Ed25519, the default) or ES256 (P-256). */
+  algorithm?: SigningAlgorithm
+  now?: Date
+}
+
+/**
+ * Adds a new signing key to the store and returns it. Every instance signs with
+ * it once it reloads its keys (on a timer, SIGNING_KEY_RELOAD_INTERVAL, or at
+ * once when a token names its kid); older keys keep verifying until the tokens
+ * they signed have expired. The admin command `account-service keys rotate`
+ * calls this.
+ */
+export async function rotateSigningKey (store: AccountStore, { algorithm = 'EdDSA', now = new Date() }: RotateOptions = {}): Promise<StoredSigningKey> {
+  const generated = algorithm === 'EdDSA'
+    ? generateKeyPairSync('ed25519').privateKey
+    : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
+  const newest = (await store.listSigningKeys()).at(-1)
+  // Keys are ordered by creation time: the new key must come strictly after the current newest.
+  const createdAt = newest !== undefined && newest.createdAt >= now ? new Date(newest.createdAt.getTime() + 1) : now
+  const key = { ...describeKey(generated), createdAt }
+  await store.addSigningKey({ ...recordOf(key), createdAt })
+  return key
+}
+
 function describeKey (privateKey: KeyObject): SigningKey {
   const algorithm = algorithmOf(privateKey)
   const publicKey = createPublicKey(privateKey)

@@ -1,0 +1,23 @@
+import fastifyHelmet from '@fastify/helmet'
+import fp from 'fastify-plugin'
+
+/**
+ * The Content-Security-Policy of every route: this is a JSON API, so a
+ * response may load, frame or submit nothing. A route that serves a page (the
+ * docs or the demo) loosens it for itself with the route option
+ * `helmet: { contentSecurityPolicy: { directives: { ...API_CSP_DIRECTIVES, 'script-src': ["'self'"] } } }`.
+ */
+export const API_CSP_DIRECTIVES = {
+  'default-src': ["'none'"],
+  'base-uri': ["'none'"],
+  'form-action': ["'none'"],
+  'frame-ancestors': ["'none'"]
+}
+
+/** Security headers (@fastify/helmet) on every answer, errors and 404s included. */
+export default fp(async (fastify) => {
+  await fastify.register(fastifyHelmet, {
+    global: true,
+    contentSecurityPolicy: { useDefaults: false, directives: API_CSP_DIRECTIVES }
+  })
+}, { name: 'helmet' })
