@@ -101,8 +101,11 @@ export default fp<TokensOptions>(async (fastify, options) => {
     if (configuredKey !== undefined) {
       keys = [configuredKey]
     } else {
-      await loadSigningKey(store) // generates and stores the first key on a fresh store
       keys = await loadStoredKeys(store)
+      if (keys.length === 0) {
+        await loadSigningKey(store) // generates and stores the first key on a fresh store
+        keys = await loadStoredKeys(store)
+      }
     }
     const entries = new Map<string, KeyEntry>()
     keys.forEach((key, index) => {
@@ -124,22 +127,23 @@ export default fp<TokensOptions>(async (fastify, options) => {
 
   let keyring = await loadKeyring()
   let reloading: Promise<void> | undefined
-  let lastReloadAt = Date.now()
+  let lastKidReloadAt = -Infinity
 
   function reloadKeys (): Promise<void> {
     reloading ??= loadKeyring(keyring)
       .then((loaded) => { keyring = loaded })
-      .finally(() => {
-        lastReloadAt = Date.now()
-        reloading = undefined
-      })
+      .finally(() => { reloading = undefined })
     return reloading
   }
 
   async function entryForKid (kid: string): Promise<KeyEntry | undefined> {
     const known = keyring.entries.get(kid)
     if (known !== undefined || configuredKey !== undefined) return known
-    if (reloading === undefined && Date.now() - lastReloadAt < UNKNOWN_KID_RELOAD_GAP_MS) return undefined
+    // Requests arriving during a reload wait for it; after it, another unknown kid waits for the gap to pass.
+    if (reloading === undefined) {
+      if (Date.now() - lastKidReloadAt < UNKNOWN_KID_RELOAD_GAP_MS) return undefined
+      lastKidReloadAt = Date.now()
+    }
     await reloadKeys()
     return keyring.entries.get(kid)
   }
