@@ -1,0 +1,30 @@
+import t from 'tap'
+import { build } from '../fixtures/build.js'
+import { registerUser } from '../fixtures/factories.js'
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+t.test('an unknown email and a wrong password give the same status, the same body and (within noise) the same time', async (t) => {
+  const server = await build(t, { variant: 'cookie' })
+  const user = await registerUser(server, 'cookie')
+  const attempts = {
+    unknownEmail: { email: 'nobody-here@example.com', password: 'some password 1' },
+    wrongPassword: { email: user.email, password: 'some password 1' }
+  }
+  const times: Record<keyof typeof attempts, number[]> = { unknownEmail: [], wrongPassword: [] }
+  const bodies = new Set<string>()
+  for (let round = 0; round < 7; round++) {
+    for (const [kind, payload] of Object.entries(attempts) as Array<[keyof typeof attempts, object]>) {
+      const started = process.hrtime.bigint()
+      const response = await server.inject({ method: 'POST', url: '/auth/login', payload })
+      times[kind].push(Number(process.hrtime.bigint() - started) / 1e6)
+      t.equal(response.statusCode, 401)
+      bodies.add(response.body)
+    }
+  }
+  t.equal(bodies.size, 1, `one body for both: ${[...bodies].join(' | ')}`)
+  const ratio = median(times.unknownEmail) / median(times.wrongPassword)
+  t.comment(`median unknown email ${median(times.unknownEmail).toFixed(1)} ms, wrong password ${median(times.wrongPassword).toFixed(1)} ms`)
+  // Generous: without the dummy hash the unknown email answers in well under a tenth of the time.
+  t.ok(ratio > 0.5 && ratio < 2, `the medians differ by a factor of ${ratio.toFixed(2)}`)
+})

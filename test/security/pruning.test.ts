@@ -1,0 +1,41 @@
+import t from 'tap'
+import { build } from '../fixtures/build.js'
+import { cookieValue, credentials, loggedInUser } from '../fixtures/factories.js'
+import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
+
+const variant = 'cookie'
+
+t.test('the store prunes expired and revoked refresh tokens and keeps live and rotated ones', async (t) => {
+  const server = await build(t, { variant, env: { REFRESH_TOKEN_PRUNE_INTERVAL: '0' } })
+  const { store } = server
+  const loggedOut = await loggedInUser(server, variant)
+  await server.inject({ method: 'POST', url: '/auth/logout', ...credentials(variant, loggedOut) })
+  const rotating = await loggedInUser(server, variant)
+  const successor = cookieValue(await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: rotating.refreshToken } }), 'refreshToken')
+
+  t.equal(await store.pruneRefreshTokens(new Date(), 100), 1, 'the revoked one')
+  t.equal(await store.findRefreshToken(hashRefreshToken(loggedOut.refreshToken)), undefined)
+  t.ok(await store.findRefreshToken(hashRefreshToken(rotating.refreshToken)), 'the rotated one stays: reuse detection needs it')
+  t.ok(await store.findRefreshToken(hashRefreshToken(successor)))
+
+  const afterExpiry = new Date(Date.now() + 31 * 86400_000)
+  t.equal(await store.pruneRefreshTokens(afterExpiry, 1), 1, 'at most the limit per call')
+  t.equal(await store.pruneRefreshTokens(afterExpiry, 100), 1)
+  t.equal(await store.pruneRefreshTokens(afterExpiry, 100), 0)
+})
+
+t.test('pruning runs in the background on REFRESH_TOKEN_PRUNE_INTERVAL, and a replayed pruned token is still refused', async (t) => {
+  const server = await build(t, { variant, env: { REFRESH_TOKEN_PRUNE_INTERVAL: '1s' } })
+  const tokens = []
+  for (let index = 0; index < 3; index++) {
+    const session = await loggedInUser(server, variant)
+    await server.inject({ method: 'POST', url: '/auth/logout', ...credentials(variant, session) })
+    tokens.push(session.refreshToken)
+  }
+  const live = await loggedInUser(server, variant)
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  for (const token of tokens) t.equal(await server.store.findRefreshToken(hashRefreshToken(token)), undefined, 'pruned')
+  t.ok(await server.store.findRefreshToken(hashRefreshToken(live.refreshToken)), 'the live one stays')
+  const replay = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: tokens[0] } })
+  t.equal(replay.statusCode, 401)
+})
