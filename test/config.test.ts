@@ -39,7 +39,13 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
     [{ RATE_LIMIT_ENABLED: 'maybe' }, /^Invalid setting: RATE_LIMIT_ENABLED /],
     [{ LOG_LEVEL: 'loud' }, /^Invalid setting: LOG_LEVEL /],
     [{ ALLOWED_ORIGINS: 'app.example.com' }, /^Invalid setting: ALLOWED_ORIGINS /],
-    [{ DATABASE_URL: 'postgres://localhost/test' }, /^Invalid setting: DATABASE_URL /]
+    [{ DATABASE_URL: 'postgres://localhost/test' }, /^Invalid setting: DATABASE_URL /],
+    [{ RATE_LIMIT_LOCKOUT: '0' }, /^Invalid setting: RATE_LIMIT_LOCKOUT /],
+    [{ RATE_LIMIT_LOCKOUT: '10m', RATE_LIMIT_LOCKOUT_MAX: '1m' }, /^Invalid setting: RATE_LIMIT_LOCKOUT_MAX /],
+    [{ RATE_LIMIT_LOGIN_FAILURES: '0' }, /^Invalid setting: RATE_LIMIT_LOGIN_FAILURES /],
+    [{ SIGNING_KEY_RELOAD_INTERVAL: '0' }, /^Invalid setting: SIGNING_KEY_RELOAD_INTERVAL /],
+    [{ SIGNING_KEY_ROTATE_AFTER: 'monthly' }, /^Invalid setting: SIGNING_KEY_ROTATE_AFTER /],
+    [{ REFRESH_TOKEN_PRUNE_INTERVAL: '1 hour' }, /^Invalid setting: REFRESH_TOKEN_PRUNE_INTERVAL /]
   ]
   for (const [environment, message] of cases) {
     const error = t.throws(() => loadConfig(environment)) as Error
