@@ -18,6 +18,8 @@ export const API_CSP_DIRECTIVES = {
 export default fp(async (fastify) => {
   await fastify.register(fastifyHelmet, {
     global: true,
-    contentSecurityPolicy: { useDefaults: false, directives: API_CSP_DIRECTIVES }
+    contentSecurityPolicy: { useDefaults: false, directives: API_CSP_DIRECTIVES },
+    // No answer of ours is meant to be shown in a frame (a page route may relax this like the CSP).
+    frameguard: { action: 'deny' }
   })
 }, { name: 'helmet' })

@@ -28,7 +28,7 @@ t.test('every answer carries security headers: no sniffing, no framing, no conte
   ]
   for (const response of answers) {
     t.equal(response.headers['x-content-type-options'], 'nosniff')
-    t.equal(response.headers['x-frame-options'], 'SAMEORIGIN')
+    t.equal(response.headers['x-frame-options'], 'DENY')
     t.match(response.headers['content-security-policy'], /default-src 'none'/)
     t.match(response.headers['content-security-policy'], /frame-ancestors 'none'/)
     t.match(response.headers['strict-transport-security'], /max-age=\d+/)
