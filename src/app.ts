@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify'
+import account from '../plugins/app/account.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
+import mailer from '../plugins/app/mailer.js'
 import passwords from '../plugins/app/passwords.js'
 import sessions from '../plugins/app/sessions.js'
 import store from '../plugins/app/store.js'
@@ -68,6 +70,12 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   await fastify.register(sessions, {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshReuseGraceSeconds: config.refreshReuseGraceSeconds
+  })
+  await fastify.register(mailer, { mail: config.mail, nodeEnv: config.nodeEnv })
+  await fastify.register(account, {
+    publicUrl: config.mail.publicUrl,
+    passwordResetTtlSeconds: config.passwordResetTtlSeconds,
+    emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
   })
 
   await fastify.register(healthRoutes)

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../src/config.js'
-import { InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
 import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, presentUser } from '../../src/schemas/users.js'
@@ -12,10 +12,15 @@ export interface AuthRoutesOptions {
   variant: Variant
   transport: TokenTransport
   rateLimit: Config['rateLimit']
+  /** REQUIRE_EMAIL_VERIFICATION: login refuses (403) until the email is verified. */
+  requireEmailVerification: boolean
 }
 
-const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
-  const { store, passwords, sessions, accessTokens, loginThrottle } = fastify
+// Kept as shown by GET /auth/sessions; a longer header is cut, never refused.
+const USER_AGENT_MAX = 512
+
+const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit, requireEmailVerification }) => {
+  const { store, passwords, sessions, accessTokens, loginThrottle, account } = fastify
 
   fastify.post('/register', {
     schema: {
@@ -33,6 +38,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       email: body.email,
       passwordHash: await passwords.hash(body.password)
     })
+    account.sendVerificationMail(user)
     return reply.code(201).send(presentUser(user, variant))
   })
 
@@ -40,7 +46,8 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
     schema: {
       summary: 'Log in with email and password',
       body: LoginBody,
-      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
+      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
+      description: 'With REQUIRE_EMAIL_VERIFICATION=true, an account whose email is not verified gets 403 EMAIL_NOT_VERIFIED (after its password was checked).'
     }
   }, async (request, reply) => {
     const { email, password } = request.body
@@ -60,7 +67,10 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       throw new InvalidCredentialsError()
     }
     loginThrottle.clear(throttleKey)
-    const tokens = await sessions.start(user.id)
+    // Only after the password matched: the refusal tells nothing to someone who does not know it.
+    if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
+    const userAgent = request.headers['user-agent']?.slice(0, USER_AGENT_MAX) ?? null
+    const tokens = await sessions.start(user.id, { userAgent, ip: request.ip })
     transport.deliver(reply, tokens)
     // The variant's transport and user shape together make that variant's login body.
     return { user: presentUser(user, variant), ...transport.loginTokens(tokens) } as LoginResponseBody

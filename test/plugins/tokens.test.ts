@@ -43,7 +43,9 @@ t.test('tokens signed otherwise than by us are 401 INVALID_TOKEN', async (t) => 
 t.test('a token signed with our key for another audience or issuer is refused', async (t) => {
   const server = await build(t, { variant })
   const session = await loggedInUser(server, variant)
-  const claims = { sub: String(session.user.id), sid: 'session' }
+  // The session's own id: an access token of a session that does not exist is refused.
+  const { sid } = JSON.parse(Buffer.from(session.accessToken.split('.')[1], 'base64url').toString())
+  const claims = { sub: String(session.user.id), sid }
   const url = `/users/${session.user.id}`
   t.equal((await server.inject({ method: 'GET', url, headers: { authorization: `Bearer ${server.jwt.sign(claims)}` } })).statusCode, 200, 'the control: our own claims pass')
   for (const options of [{ aud: 'another-audience' }, { iss: 'someone-else' }]) {
