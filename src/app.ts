@@ -71,6 +71,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     refreshReuseGraceSeconds: config.refreshReuseGraceSeconds
   })
+  // After the store: plugins close in reverse order, so queued mail jobs finish before the store closes.
   await fastify.register(mailer, { mail: config.mail, nodeEnv: config.nodeEnv })
   await fastify.register(account, {
     publicUrl: config.mail.publicUrl,

@@ -92,4 +92,4 @@ export default fp<MailerOptions>(async (fastify, { mail, nodeEnv }) => {
     await mailer.idle()
     transport?.close()
   })
-}, { name: 'mailer', dependencies: ['store'] })
+}, { name: 'mailer' })
