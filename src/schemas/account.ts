@@ -65,4 +65,4 @@ export function presentSession (session: SessionRecord, currentSessionId: string
   }
 }
 
-export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })
+export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false })
