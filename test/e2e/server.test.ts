@@ -90,3 +90,10 @@ t.test('a bad setting stops the start with one line naming it', async (t) => {
   t.equal(result.status, 1)
   t.match(result.stderr.trim(), /^Invalid setting: PORT [^\n]+$/)
 })
+
+t.test('production with REQUIRE_EMAIL_VERIFICATION=true and no SMTP_URL refuses to start with one line', async (t) => {
+  const env = { PATH: process.env.PATH, NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true' }
+  const result = spawnSync(process.execPath, [SERVER_ENTRY], { env, encoding: 'utf8', timeout: 15_000 })
+  t.equal(result.status, 1)
+  t.match(result.stderr.trim(), /^Invalid setting: SMTP_URL is required [^\n]+$/)
+})

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { credentials, logIn, loggedInUser, registerUser } from '../fixtures/factories.js'
@@ -7,7 +7,7 @@ import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 const PUBLIC_URL = 'https://accounts.example.com'
 const RESET = 'Reset your password'
 
-async function setUp (t: Parameters<Parameters<typeof t.test>[1]>[0], variant: 'header' | 'cookie', env: Record<string, string> = {}) {
+async function setUp (t: Test, variant: 'header' | 'cookie', env: Record<string, string> = {}) {
   const mailbox = await startMailbox(t)
   const server = await build(t, { variant, env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL, ...env } })
   return { mailbox, server }
