@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import { build, testConfig } from '../fixtures/build.js'
 import { registerUser } from '../fixtures/factories.js'
+import { startMailbox } from '../fixtures/mailbox.js'
 
 /** A port on which nothing listens: a mail server that is down. */
 async function closedPort (): Promise<number> {
@@ -58,4 +59,17 @@ t.test('without SMTP_URL in production, mail is disabled and no message (no link
   await server.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })
   await server.mailer.idle()
   t.notOk(lines.some(line => JSON.stringify(line).includes('token=')), 'no link in the log')
+})
+
+t.test('closing the service waits for queued mail, whose jobs still reach the store', async (t) => {
+  const mailbox = await startMailbox(t)
+  const config = testConfig({ API_VARIANT: 'header', SMTP_URL: mailbox.smtpUrl })
+  const server = Fastify(serverOptions(config))
+  await server.register(fp(app), { config })
+  const user = await registerUser(server, 'header')
+  await server.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })
+  await server.close()
+  t.equal(server.mailer.failures, 0)
+  t.equal(server.mailer.sent, 2)
+  t.ok(await mailbox.next(user.email, 'Reset your password'))
 })

@@ -22,4 +22,7 @@ CREATE TABLE `sessions` (
 --> statement-breakpoint
 CREATE INDEX `sessions_user_idx` ON `sessions` (`user_id`);--> statement-breakpoint
 ALTER TABLE `users` ADD `email_verified` integer DEFAULT false NOT NULL;--> statement-breakpoint
-ALTER TABLE `users` ADD `email_verified_at` integer;
+ALTER TABLE `users` ADD `email_verified_at` integer;--> statement-breakpoint
+-- Sessions started before this migration: list them too (no client details were recorded then).
+INSERT INTO `sessions` (`id`, `user_id`, `created_at`, `last_used_at`, `user_agent`, `ip`)
+SELECT `family_id`, `user_id`, min(`created_at`), max(`created_at`), NULL, NULL FROM `refresh_tokens` GROUP BY `family_id`, `user_id`;
