@@ -165,3 +165,28 @@ for (const variant of ['header', 'cookie'] as const) {
     })
   })
 }
+
+t.test('change-password: wrong current passwords count as failed logins (429 after RATE_LIMIT_LOGIN_MAX)', async (t) => {
+  const { server } = await setUp(t, 'header', { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_LOGIN_MAX: '2' })
+  const session = await loggedInUser(server, 'header')
+  const change = (currentPassword: string) => server.inject({
+    method: 'POST', url: '/auth/change-password', ...credentials('header', session), payload: { current_password: currentPassword, new_password: 'a brand new secret' }
+  })
+  assertError(t, await change('guess one'), 401, 'INVALID_CREDENTIALS')
+  assertError(t, await change('guess two'), 401, 'INVALID_CREDENTIALS')
+  const limited = await change(session.user.password)
+  assertError(t, limited, 429, 'RATE_LIMITED')
+  t.ok(Number(limited.headers['retry-after']) > 0)
+})
+
+t.test('cookie variant: change-password with only the access cookie renews the access cookie', async (t) => {
+  const { server } = await setUp(t, 'cookie')
+  const session = await loggedInUser(server, 'cookie')
+  const change = await server.inject({
+    method: 'POST', url: '/auth/change-password', cookies: { accessToken: session.accessToken }, payload: { current_password: session.user.password, new_password: 'a brand new secret' }
+  })
+  t.equal(change.statusCode, 204)
+  const names = (change.cookies as Array<{ name: string }>).map(cookie => cookie.name)
+  t.same(names, ['accessToken'])
+  t.equal((await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: session.refreshToken } })).statusCode, 200, 'the current session lives on')
+})
