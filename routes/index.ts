@@ -34,7 +34,7 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
 
   await fastify.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit, requireEmailVerification: config.requireEmailVerification })
-  await fastify.register(passwordRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
+  await fastify.register(passwordRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
   await fastify.register(emailRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
   await fastify.register(accountRoutes, { prefix: '/auth', variant, transport })
   await fastify.register(userRoutes, { prefix: '/users', variant, transport })

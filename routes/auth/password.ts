@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { AccessTokenClaims } from '../../plugins/app/tokens.js'
-import type { Config, Variant } from '../../src/config.js'
+import type { Config } from '../../src/config.js'
 import { InvalidCredentialsError, RateLimitedError, UserNotFoundError } from '../../src/errors.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
@@ -13,7 +13,6 @@ import { limitEach } from '../rate-limits.js'
 import type { TokenTransport } from '../transport.js'
 
 export interface PasswordRoutesOptions {
-  variant: Variant
   transport: TokenTransport
   rateLimit: Config['rateLimit']
 }
