@@ -3,11 +3,12 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { AccessTokenClaims } from '../../plugins/app/tokens.js'
 import type { Config } from '../../src/config.js'
-import { InvalidCredentialsError, RateLimitedError, UserNotFoundError } from '../../src/errors.js'
+import { UserNotFoundError } from '../../src/errors.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
 import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
+import { confirmPassword } from '../confirm-password.js'
 import { claimsOf, requireAccessToken } from '../guards.js'
 import { limitEach } from '../rate-limits.js'
 import type { TokenTransport } from '../transport.js'
@@ -22,7 +23,7 @@ export const FORGOT_PASSWORD_ANSWER = { message: 'If that address belongs to an 
 
 /** Change the password (signed in), or reset a forgotten one through a mailed link. */
 const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (fastify, { transport, rateLimit }) => {
-  const { store, passwords, sessions, accessTokens, loginThrottle, account } = fastify
+  const { store, sessions, accessTokens, account } = fastify
   const clientAddress = (request: FastifyRequest) => request.ip
 
   /** Cookie variant: the current session gets new cookies (a rotated refresh token when the client sent its own). */
@@ -46,17 +47,7 @@ const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (
     const claims = claimsOf(request)
     const user = await store.findUserById(claims.userId)
     if (user === undefined) throw new UserNotFoundError()
-    // Wrong current passwords count with failed logins: a stolen access token cannot guess its way to a new password.
-    const throttleKey = `${request.ip}|${user.email}`
-    const retryAfter = loginThrottle.retryAfterSeconds(throttleKey)
-    if (retryAfter > 0) {
-      reply.header('retry-after', String(retryAfter))
-      throw new RateLimitedError(retryAfter)
-    }
-    if (!await passwords.verify(user.passwordHash, request.body.current_password)) {
-      loginThrottle.recordFailure(throttleKey)
-      throw new InvalidCredentialsError()
-    }
+    await confirmPassword(fastify, request, reply, user, request.body.current_password)
     const passwordHash = await account.acceptNewPassword(request.body.new_password)
     const now = new Date()
     await store.setPasswordHash(user.id, passwordHash, now)

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Variant } from '../../src/config.js'
-import { InvalidCredentialsError, RateLimitedError, UserNotFoundError } from '../../src/errors.js'
+import { UserNotFoundError } from '../../src/errors.js'
 import { DeleteUserBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, UpdateUserBody, UserParams, presentUser } from '../../src/schemas/users.js'
+import { confirmPassword } from '../confirm-password.js'
 import { claimsOf, requireAccessToken, requireSelf } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
@@ -14,7 +15,7 @@ export interface UserRoutesOptions {
 }
 
 const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify, { variant, transport }) => {
-  const { store, passwords, loginThrottle, account } = fastify
+  const { store, account } = fastify
   fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
   fastify.addHook('preHandler', requireSelf)
 
@@ -63,17 +64,7 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
   }, async (request, reply) => {
     const user = await store.findUserById(claimsOf(request).userId)
     if (user === undefined) throw new UserNotFoundError()
-    // Wrong passwords count with failed logins: a stolen access token cannot guess its way to deleting the account.
-    const throttleKey = `${request.ip}|${user.email}`
-    const retryAfter = loginThrottle.retryAfterSeconds(throttleKey)
-    if (retryAfter > 0) {
-      reply.header('retry-after', String(retryAfter))
-      throw new RateLimitedError(retryAfter)
-    }
-    if (!await passwords.verify(user.passwordHash, request.body.password)) {
-      loginThrottle.recordFailure(throttleKey)
-      throw new InvalidCredentialsError()
-    }
+    await confirmPassword(fastify, request, reply, user, request.body.password)
     // Its refresh tokens, sessions and mailed tokens go with it (ON DELETE CASCADE): its access tokens find no session.
     await store.deleteUser(user.id)
     transport.clear(reply)
