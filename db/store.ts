@@ -13,12 +13,15 @@ export interface UserRecord {
   /** Stored trimmed and lower-cased. */
   email: string
   passwordHash: string
+  /** False until a link mailed to the current email is followed; a changed email is unverified again. */
+  emailVerified: boolean
+  emailVerifiedAt: Date | null
   createdAt: Date
   updatedAt: Date
 }
 
 export type NewUser = Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>
-export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>>
+export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash' | 'emailVerified' | 'emailVerifiedAt'>>
 
 /** One refresh token of a session. Sessions are token families: rotation adds a row to the family. */
 export interface RefreshTokenRecord {
@@ -37,6 +40,38 @@ export interface RefreshTokenRecord {
 }
 
 export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
+
+/** What GET /auth/sessions shows of a session; `id` is the refresh-token family id (the `sid` claim). */
+export interface SessionRecord {
+  id: string
+  userId: number
+  createdAt: Date
+  lastUsedAt: Date
+  userAgent: string | null
+  ip: string | null
+}
+
+export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip'>
+
+/** Whether a session's access tokens are still honoured: revocation lives on its refresh tokens. */
+export type SessionState = 'live' | 'revoked' | 'unknown'
+
+export type OneTimeTokenPurpose = 'reset_password' | 'verify_email'
+
+/** A password-reset or email-verification token, stored only as its SHA-256 hash. */
+export interface OneTimeTokenRecord {
+  tokenHash: string
+  userId: number
+  purpose: OneTimeTokenPurpose
+  /** The address the link was mailed to. */
+  email: string
+  createdAt: Date
+  expiresAt: Date
+  /** When it was used, or voided by a newer token of the same purpose. */
+  usedAt: Date | null
+}
+
+export type NewOneTimeToken = Pick<OneTimeTokenRecord, 'tokenHash' | 'userId' | 'purpose' | 'email' | 'expiresAt'>
 
 export interface SigningKeyRecord {
   kid: string
@@ -77,9 +112,34 @@ export interface AccountStore {
   /**
    * Deletes up to `limit` refresh tokens that are expired at `now` or revoked, and returns how
    * many it deleted (background pruning calls it again while it returns `limit`). Rotated
-   * tokens that are neither stay: reuse detection needs them.
+   * tokens that are neither stay: reuse detection needs them. Session rows left without any
+   * token (older than a minute) go too.
    */
   pruneRefreshTokens (now: Date, limit: number): Promise<number>
+
+  /** Replaces the password hash; false when there is no such user. */
+  setPasswordHash (userId: number, passwordHash: string, now: Date): Promise<boolean>
+  /** Marks the email verified, only while the user's email is still `email` (a link mailed to an old address verifies nothing). */
+  markEmailVerified (userId: number, email: string, now: Date): Promise<boolean>
+
+  /** Records a new session at login. */
+  createSession (session: NewSession, now: Date): Promise<void>
+  /** Sets last_used_at (at refresh). */
+  touchSession (id: string, now: Date): Promise<void>
+  findSession (id: string): Promise<SessionRecord | undefined>
+  /** The user's sessions that still have a refresh token neither revoked nor expired, newest first. */
+  listLiveSessions (userId: number, now: Date): Promise<SessionRecord[]>
+  /**
+   * 'live' while the family has a refresh token neither revoked nor expired; 'revoked' when it has
+   * tokens but none live; 'unknown' when it has none (its user was deleted, tokens and all).
+   */
+  sessionState (familyId: string, now: Date): Promise<SessionState>
+
+  /** Stores a one-time token and voids (marks used) the user's unused tokens of the same purpose, in one transaction. */
+  issueOneTimeToken (token: NewOneTimeToken, now: Date): Promise<void>
+  findOneTimeToken (tokenHash: string): Promise<OneTimeTokenRecord | undefined>
+  /** Marks the token used, only if it is unused: true for the one caller that gets to use it. */
+  useOneTimeToken (tokenHash: string, now: Date): Promise<boolean>
 
   listSigningKeys (): Promise<SigningKeyRecord[]>
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */

@@ -1,6 +1,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
+import type { AccountStore } from '../db/store.js'
 import type { AccessTokens, AccessTokenClaims } from '../plugins/app/tokens.js'
-import { CrossSiteRequestError, ForbiddenError, MissingTokenError } from '../src/errors.js'
+import { CrossSiteRequestError, ForbiddenError, MissingTokenError, SessionRevokedError, UserNotFoundError } from '../src/errors.js'
 import type { TokenTransport } from './transport.js'
 
 declare module 'fastify' {
@@ -10,12 +11,27 @@ declare module 'fastify' {
   }
 }
 
-/** onRequest hook: 401 unless the request carries a valid access token where its variant expects it. */
-export function requireAccessToken (transport: TokenTransport, accessTokens: AccessTokens): onRequestAsyncHookHandler {
+/**
+ * onRequest hook: 401 unless the request carries a valid access token where its
+ * variant expects it, of a session that is still live. Revocation is immediate:
+ * after logout, a password change or reset, or a deleted session, the session's
+ * access tokens are refused at once (401 SESSION_REVOKED), at the cost of one
+ * indexed lookup per authenticated request. A session whose tokens are all gone
+ * was pruned after revocation (401) or belonged to a deleted user (404 USER_NOT_FOUND).
+ */
+export function requireAccessToken (transport: TokenTransport, accessTokens: AccessTokens, store: Pick<AccountStore, 'sessionState' | 'findUserById'>): onRequestAsyncHookHandler {
   return async (request) => {
     const token = transport.readAccessToken(request)
     if (token === undefined) throw new MissingTokenError(transport.accessTokenHint)
-    request.accessClaims = await accessTokens.verify(token)
+    const claims = await accessTokens.verify(token)
+    const state = await store.sessionState(claims.sessionId, new Date())
+    if (state === 'revoked') throw new SessionRevokedError()
+    if (state === 'unknown') {
+      // Its tokens are gone: pruned after revocation, or deleted with the user.
+      if (await store.findUserById(claims.userId) === undefined) throw new UserNotFoundError()
+      throw new SessionRevokedError()
+    }
+    request.accessClaims = claims
   }
 }
 

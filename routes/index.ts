@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Config, Variant } from '../src/config.js'
 import { normalizeUserFields } from '../src/schemas/common.js'
+import accountRoutes from './auth/account.js'
+import emailRoutes from './auth/email.js'
 import authRoutes from './auth/index.js'
+import passwordRoutes from './auth/password.js'
 import { refuseCrossSiteRequests } from './guards.js'
 import { transportFor } from './transport.js'
 import userRoutes from './users/index.js'
@@ -30,7 +33,10 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
   if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
 
-  await fastify.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
+  await fastify.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit, requireEmailVerification: config.requireEmailVerification })
+  await fastify.register(passwordRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
+  await fastify.register(emailRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
+  await fastify.register(accountRoutes, { prefix: '/auth', variant, transport })
   await fastify.register(userRoutes, { prefix: '/users', variant, transport })
 }
 

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import account from '../plugins/app/account.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
+import mailer from '../plugins/app/mailer.js'
 import passwords from '../plugins/app/passwords.js'
 import sessions from '../plugins/app/sessions.js'
 import store from '../plugins/app/store.js'
@@ -94,6 +96,13 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
     refreshReuseGraceSeconds: config.refreshReuseGraceSeconds
   })
   await fastify.register(tokenPruning, { intervalSeconds: config.refreshTokenPruneSeconds })
+  // After the store: plugins close in reverse order, so queued mail jobs finish before the store closes.
+  await fastify.register(mailer, { mail: config.mail, nodeEnv: config.nodeEnv })
+  await fastify.register(account, {
+    publicUrl: config.mail.publicUrl,
+    passwordResetTtlSeconds: config.passwordResetTtlSeconds,
+    emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
+  })
 
   await fastify.register(healthRoutes)
   await fastify.register(wellKnownRoutes)

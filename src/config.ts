@@ -31,6 +31,14 @@ const EnvironmentSchema = Type.Object({
   RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 1, default: 5 }),
   RATE_LIMIT_LOCKOUT: Duration('30s'),
   RATE_LIMIT_LOCKOUT_MAX: Duration('15m'),
+  RATE_LIMIT_RECOVERY_MAX: Type.Integer({ minimum: 1, default: 20 }),
+  RATE_LIMIT_RECOVERY_ACCOUNT_MAX: Type.Integer({ minimum: 1, default: 5 }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  MAIL_FROM: Type.String({ minLength: 3, default: 'Account Service <no-reply@localhost>' }),
+  PUBLIC_URL: Type.String({ pattern: '^https?://[^/]', default: 'http://localhost:3000' }),
+  REQUIRE_EMAIL_VERIFICATION: Type.Boolean({ default: false }),
+  PASSWORD_RESET_TTL: Duration('30m'),
+  EMAIL_VERIFICATION_TTL: Duration('24h'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' })
@@ -70,7 +78,20 @@ export interface Config {
     /** The first lockout; each further failure doubles it, up to lockoutMaxSeconds. */
     lockoutSeconds: number
     lockoutMaxSeconds: number
+    /** forgot-password, reset-password, resend-verification: per client address, and per account. */
+    recoveryMax: number
+    recoveryAccountMax: number
   }
+  mail: {
+    /** Unset: mail is disabled (and, outside production, logged instead). */
+    smtpUrl?: string
+    from: string
+    /** Where the links in mails point, without a trailing slash. */
+    publicUrl: string
+  }
+  requireEmailVerification: boolean
+  passwordResetTtlSeconds: number
+  emailVerificationTtlSeconds: number
   bodyLimit: number
   trustProxy: boolean
   logLevel: string
@@ -105,6 +126,13 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   for (const origin of allowedOrigins) {
     if (!isOrigin(origin)) throw new ConfigError(`Invalid setting: ALLOWED_ORIGINS has "${origin}", which is not an origin such as https://app.example.com`)
   }
+  if (env.NODE_ENV === 'production' && env.REQUIRE_EMAIL_VERIFICATION && env.SMTP_URL === undefined) {
+    throw new ConfigError('Invalid setting: SMTP_URL is required when REQUIRE_EMAIL_VERIFICATION=true in production (nobody could verify an email)')
+  }
+  const passwordResetTtlSeconds = parseDurationSeconds(env.PASSWORD_RESET_TTL)
+  const emailVerificationTtlSeconds = parseDurationSeconds(env.EMAIL_VERIFICATION_TTL)
+  if (passwordResetTtlSeconds < 1) throw new ConfigError('Invalid setting: PASSWORD_RESET_TTL must be at least 1 second')
+  if (emailVerificationTtlSeconds < 1) throw new ConfigError('Invalid setting: EMAIL_VERIFICATION_TTL must be at least 1 second')
   if (/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
     throw new ConfigError('Invalid setting: DATABASE_URL names PostgreSQL, which this build does not support yet; use a SQLite file path')
   }
@@ -132,8 +160,14 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
       registerMax: env.RATE_LIMIT_REGISTER_MAX,
       loginFailures: env.RATE_LIMIT_LOGIN_FAILURES,
       lockoutSeconds,
-      lockoutMaxSeconds
+      lockoutMaxSeconds,
+      recoveryMax: env.RATE_LIMIT_RECOVERY_MAX,
+      recoveryAccountMax: env.RATE_LIMIT_RECOVERY_ACCOUNT_MAX
     },
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, publicUrl: env.PUBLIC_URL.replace(/\/+$/, '') },
+    requireEmailVerification: env.REQUIRE_EMAIL_VERIFICATION,
+    passwordResetTtlSeconds,
+    emailVerificationTtlSeconds,
     bodyLimit: env.BODY_LIMIT,
     trustProxy: env.TRUST_PROXY,
     logLevel: env.LOG_LEVEL

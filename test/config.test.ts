@@ -45,7 +45,13 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
     [{ RATE_LIMIT_LOGIN_FAILURES: '0' }, /^Invalid setting: RATE_LIMIT_LOGIN_FAILURES /],
     [{ SIGNING_KEY_RELOAD_INTERVAL: '0' }, /^Invalid setting: SIGNING_KEY_RELOAD_INTERVAL /],
     [{ SIGNING_KEY_ROTATE_AFTER: 'monthly' }, /^Invalid setting: SIGNING_KEY_ROTATE_AFTER /],
-    [{ REFRESH_TOKEN_PRUNE_INTERVAL: '1 hour' }, /^Invalid setting: REFRESH_TOKEN_PRUNE_INTERVAL /]
+    [{ REFRESH_TOKEN_PRUNE_INTERVAL: '1 hour' }, /^Invalid setting: REFRESH_TOKEN_PRUNE_INTERVAL /],
+    [{ NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true' }, /^Invalid setting: SMTP_URL is required /],
+    [{ SMTP_URL: 'mail.example.com' }, /^Invalid setting: SMTP_URL /],
+    [{ PUBLIC_URL: 'accounts.example.com' }, /^Invalid setting: PUBLIC_URL /],
+    [{ PASSWORD_RESET_TTL: 'half an hour' }, /^Invalid setting: PASSWORD_RESET_TTL /],
+    [{ EMAIL_VERIFICATION_TTL: '0' }, /^Invalid setting: EMAIL_VERIFICATION_TTL /],
+    [{ RATE_LIMIT_RECOVERY_ACCOUNT_MAX: '0' }, /^Invalid setting: RATE_LIMIT_RECOVERY_ACCOUNT_MAX /]
   ]
   for (const [environment, message] of cases) {
     const error = t.throws(() => loadConfig(environment)) as Error
@@ -53,4 +59,19 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
     t.match(error.message, message)
     t.notMatch(error.message, /\n/, 'one line')
   }
+})
+
+t.test('account-lifecycle settings: defaults and values', async (t) => {
+  t.match(loadConfig({}), {
+    mail: { smtpUrl: undefined, publicUrl: 'http://localhost:3000' },
+    requireEmailVerification: false,
+    passwordResetTtlSeconds: 1800,
+    emailVerificationTtlSeconds: 86400,
+    rateLimit: { recoveryMax: 20, recoveryAccountMax: 5 }
+  })
+  t.match(loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525', PUBLIC_URL: 'https://accounts.example.com/', MAIL_FROM: 'Accounts <a@example.com>' }), {
+    mail: { smtpUrl: 'smtp://127.0.0.1:2525', publicUrl: 'https://accounts.example.com', from: 'Accounts <a@example.com>' }
+  })
+  t.match(loadConfig({ NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true', SMTP_URL: 'smtps://mail.example.com' }), { requireEmailVerification: true })
+  t.match(loadConfig({ NODE_ENV: 'development', REQUIRE_EMAIL_VERIFICATION: 'true' }), { requireEmailVerification: true }, 'outside production the log stands in for mail')
 })

@@ -8,6 +8,8 @@ export const users = sqliteTable('users', {
   username: text('username'),
   email: text('email').notNull(),
   passwordHash: text('password_hash').notNull(),
+  emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
+  emailVerifiedAt: integer('email_verified_at', { mode: 'timestamp_ms' }),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
   updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull()
 }, (table) => [
@@ -28,6 +30,32 @@ export const refreshTokens = sqliteTable('refresh_tokens', {
 }, (table) => [
   index('refresh_tokens_family_idx').on(table.familyId),
   index('refresh_tokens_user_idx').on(table.userId)
+])
+
+/** Session metadata for GET /auth/sessions; the id is the refresh-token family id. Revocation stays on refresh_tokens. */
+export const sessions = sqliteTable('sessions', {
+  id: text('id').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  lastUsedAt: integer('last_used_at', { mode: 'timestamp_ms' }).notNull(),
+  userAgent: text('user_agent'),
+  ip: text('ip')
+}, (table) => [
+  index('sessions_user_idx').on(table.userId)
+])
+
+/** Password-reset and email-verification tokens: only their SHA-256 hash is kept. */
+export const oneTimeTokens = sqliteTable('one_time_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  purpose: text('purpose', { enum: ['reset_password', 'verify_email'] }).notNull(),
+  /** The address a verification link was sent to: it verifies only that address. */
+  email: text('email').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+  usedAt: integer('used_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  index('one_time_tokens_user_purpose_idx').on(table.userId, table.purpose)
 ])
 
 export const signingKeys = sqliteTable('signing_keys', {

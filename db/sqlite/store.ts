@@ -2,16 +2,20 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { and, asc, count, countDistinct, eq, gt, inArray, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm'
+import { and, asc, count, countDistinct, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, ne, notExists, or, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import {
   DuplicateValueError, StoreUnavailableError,
-  type AccountStore, type NewRefreshToken, type NewUser, type SigningKeyRecord, type UserChanges
+  type AccountStore, type NewOneTimeToken, type NewRefreshToken, type NewSession, type NewUser,
+  type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UserChanges
 } from '../store.js'
-import { refreshTokens, signingKeys, users } from './schema.js'
+import { oneTimeTokens, refreshTokens, sessions, signingKeys, users } from './schema.js'
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url))
+
+/** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
+const SESSION_ROW_GRACE_MS = 60_000
 
 /** How long a write waits for another process's lock (an admin command, a backup) before answering 503. */
 const BUSY_TIMEOUT_MS = 2000
@@ -75,6 +79,20 @@ class SqliteStore implements AccountStore {
         .set({ revokedAt: sql`${placeholder('now')}` })
         .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt)))
         .prepare(),
+      insertSession: db.insert(sessions).values({
+        id: placeholder('id'),
+        userId: placeholder('userId'),
+        userAgent: placeholder('userAgent'),
+        ip: placeholder('ip'),
+        createdAt: placeholder('now'),
+        lastUsedAt: placeholder('now')
+      }).prepare(),
+      touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
+      // Run on every authenticated request (revocation is immediate): one indexed lookup on the family.
+      familyTokenState: db.select({
+        tokens: count(),
+        live: sql<number>`sum(${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`
+      }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare(),
       signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
     }
   }
@@ -151,7 +169,81 @@ class SqliteStore implements AccountStore {
     const prunable = this.db.select({ tokenHash: refreshTokens.tokenHash }).from(refreshTokens)
       .where(or(lte(refreshTokens.expiresAt, now), isNotNull(refreshTokens.revokedAt)))
       .limit(limit)
-    return this.run(() => this.db.delete(refreshTokens).where(inArray(refreshTokens.tokenHash, prunable)).run().changes)
+    // A session row whose tokens are all gone shows nowhere; the age bound spares one whose login is in flight.
+    const orphanedSessions = this.db.select({ id: sessions.id }).from(sessions)
+      .where(and(
+        lte(sessions.createdAt, new Date(now.getTime() - SESSION_ROW_GRACE_MS)),
+        notExists(this.db.select({ one: sql`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, sessions.id)))
+      ))
+      .limit(limit)
+    return this.run(() => this.db.transaction((tx) => {
+      const pruned = tx.delete(refreshTokens).where(inArray(refreshTokens.tokenHash, prunable)).run().changes
+      tx.delete(sessions).where(inArray(sessions.id, orphanedSessions)).run()
+      return pruned
+    }, { behavior: 'immediate' }))
+  }
+
+  async setPasswordHash (userId: number, passwordHash: string, now: Date) {
+    return this.run(() => this.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
+  }
+
+  async markEmailVerified (userId: number, email: string, now: Date) {
+    return this.run(() => this.db.update(users)
+      .set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now })
+      .where(and(eq(users.id, userId), eq(users.email, email)))
+      .run().changes > 0)
+  }
+
+  async createSession (session: NewSession, now: Date) {
+    this.run(() => this.statements.insertSession.run({ ...session, now }))
+  }
+
+  async touchSession (id: string, now: Date) {
+    this.run(() => this.statements.touchSession.run({ id, now: now.getTime() }))
+  }
+
+  async findSession (id: string) {
+    return this.run(() => this.db.select().from(sessions).where(eq(sessions.id, id)).get())
+  }
+
+  async listLiveSessions (userId: number, now: Date) {
+    const liveToken = this.db.select({ one: sql`1` }).from(refreshTokens).where(and(
+      eq(refreshTokens.familyId, sessions.id),
+      isNull(refreshTokens.revokedAt),
+      gt(refreshTokens.expiresAt, now)
+    ))
+    return this.run(() => this.db.select().from(sessions)
+      .where(and(eq(sessions.userId, userId), exists(liveToken)))
+      .orderBy(desc(sessions.createdAt))
+      .all())
+  }
+
+  async sessionState (familyId: string, now: Date): Promise<SessionState> {
+    const state = this.run(() => this.statements.familyTokenState.get({ familyId, now: now.getTime() }))
+    if (state === undefined || state.tokens === 0) return 'unknown'
+    return Number(state.live) > 0 ? 'live' : 'revoked'
+  }
+
+  async issueOneTimeToken (token: NewOneTimeToken, now: Date) {
+    this.run(() => this.db.transaction((tx) => {
+      tx.update(oneTimeTokens).set({ usedAt: now }).where(and(
+        eq(oneTimeTokens.userId, token.userId),
+        eq(oneTimeTokens.purpose, token.purpose),
+        isNull(oneTimeTokens.usedAt)
+      )).run()
+      tx.insert(oneTimeTokens).values({ ...token, createdAt: now }).run()
+    }, { behavior: 'immediate' }))
+  }
+
+  async findOneTimeToken (tokenHash: string): Promise<OneTimeTokenRecord | undefined> {
+    return this.run(() => this.db.select().from(oneTimeTokens).where(eq(oneTimeTokens.tokenHash, tokenHash)).get())
+  }
+
+  async useOneTimeToken (tokenHash: string, now: Date) {
+    return this.run(() => this.db.update(oneTimeTokens)
+      .set({ usedAt: now })
+      .where(and(eq(oneTimeTokens.tokenHash, tokenHash), isNull(oneTimeTokens.usedAt)))
+      .run().changes > 0)
   }
 
   async listSigningKeys () {

@@ -25,8 +25,14 @@ export interface RefreshOptions {
   expectedUserId?: number
 }
 
+/** Where a session was started from, shown by GET /auth/sessions. */
+export interface SessionClient {
+  userAgent: string | null
+  ip: string | null
+}
+
 export interface Sessions {
-  start (userId: number): Promise<Required<IssuedTokens>>
+  start (userId: number, client?: SessionClient): Promise<Required<IssuedTokens>>
   /** Throws INVALID_REFRESH_TOKEN, REFRESH_TOKEN_REUSED or TOKEN_MISMATCH (all 401). */
   refresh (refreshToken: string, options: RefreshOptions): Promise<IssuedTokens>
   /** Revokes the session the refresh token belongs to; an unknown or revoked token changes nothing. */
@@ -65,9 +71,11 @@ export default fp<SessionsOptions>(async (fastify, options) => {
   }
 
   const sessions: Sessions = {
-    async start (userId) {
+    async start (userId, client = { userAgent: null, ip: null }) {
       const sessionId = randomUUID()
-      const { refreshToken, record } = newTokenRecord(userId, sessionId, new Date())
+      const now = new Date()
+      const { refreshToken, record } = newTokenRecord(userId, sessionId, now)
+      await store.createSession({ id: sessionId, userId, ...client }, now)
       await store.createRefreshToken(record)
       return { userId, sessionId, refreshToken, accessToken: accessTokens.sign({ userId, sessionId }) }
     },
@@ -78,6 +86,7 @@ export default fp<SessionsOptions>(async (fastify, options) => {
       if (expectedUserId !== undefined && record.userId !== expectedUserId) throw new TokenMismatchError()
 
       const { userId, familyId: sessionId } = record
+      await store.touchSession(sessionId, now)
       const issued = { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId }) }
       if (record.rotatedAt !== null) {
         if (now.getTime() - record.rotatedAt.getTime() < reuseGraceMs) return issued

@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../src/config.js'
-import { InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
 import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
 import { assertPasswordAllowed } from '../../src/password-policy.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, presentUser } from '../../src/schemas/users.js'
+import { sessionClient } from '../client.js'
 import { claimsOf, requireAccessToken } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
@@ -14,10 +15,12 @@ export interface AuthRoutesOptions {
   variant: Variant
   transport: TokenTransport
   rateLimit: Config['rateLimit']
+  /** REQUIRE_EMAIL_VERIFICATION: login refuses (403) until the email is verified. */
+  requireEmailVerification: boolean
 }
 
-const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
-  const { store, passwords, sessions, accessTokens, loginThrottle } = fastify
+const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit, requireEmailVerification }) => {
+  const { store, passwords, sessions, accessTokens, loginThrottle, account } = fastify
 
   fastify.post('/register', {
     schema: {
@@ -37,6 +40,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       email: body.email,
       passwordHash: await passwords.hash(body.password)
     })
+    account.sendVerificationMail(user)
     return reply.code(201).send(presentUser(user, variant))
   })
 
@@ -44,7 +48,8 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
     schema: {
       summary: 'Log in with email and password',
       body: LoginBody,
-      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
+      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
+      description: 'With REQUIRE_EMAIL_VERIFICATION=true, an account whose email is not verified gets 403 EMAIL_NOT_VERIFIED (after its password was checked).'
     },
     // Every login per client address (RATE_LIMIT_LOGIN_MAX); failures per account are the login throttle's.
     config: { rateLimit: { max: rateLimit.loginMax } }
@@ -64,6 +69,8 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       throw new InvalidCredentialsError()
     }
     await loginThrottle.clear(email)
+    // Only after the password matched: the refusal tells nothing to someone who does not know it.
+    if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
     if (passwords.needsRehash(user.passwordHash)) {
       // Hash parameters were raised since this password was set: only now do we hold the password to rehash it.
       try {
@@ -72,7 +79,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
         request.log.warn({ err: error, userId: user.id }, 'password rehash failed; retried at the next login')
       }
     }
-    const tokens = await sessions.start(user.id)
+    const tokens = await sessions.start(user.id, sessionClient(request))
     transport.deliver(reply, tokens)
     // The variant's transport and user shape together make that variant's login body.
     return { user: presentUser(user, variant), ...transport.loginTokens(tokens) } as LoginResponseBody
@@ -118,7 +125,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       summary: 'End every session of the user of the access token (logout everywhere)',
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 500, 503) }
     },
-    onRequest: requireAccessToken(transport, accessTokens)
+    onRequest: requireAccessToken(transport, accessTokens, store)
   }, async (request, reply) => {
     await sessions.endAll(claimsOf(request).userId)
     transport.clear(reply)

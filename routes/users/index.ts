@@ -2,8 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Variant } from '../../src/config.js'
 import { UserNotFoundError } from '../../src/errors.js'
+import { DeleteUserBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, UpdateUserBody, UserParams, presentUser } from '../../src/schemas/users.js'
+import { confirmPassword } from '../confirm-password.js'
+import { sessionClient } from '../client.js'
 import { claimsOf, requireAccessToken, requireSelf } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
@@ -13,8 +16,8 @@ export interface UserRoutesOptions {
 }
 
 const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify, { variant, transport }) => {
-  const { store, sessions } = fastify
-  fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens))
+  const { store, sessions, account } = fastify
+  fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
   fastify.addHook('preHandler', requireSelf)
 
   fastify.get('/:userId', {
@@ -40,18 +43,40 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
     }, async (request, reply) => {
       const { first_name: firstName, last_name: lastName, username, email } = request.body
       const { userId } = claimsOf(request)
-      const before = email === undefined ? undefined : await store.findUserById(userId)
-      const updated = await store.updateUser(userId, { firstName, lastName, username, email })
+      const current = await store.findUserById(userId)
+      if (current === undefined) throw new UserNotFoundError()
+      // A new address is unverified until a link mailed to it is followed.
+      const emailChanges = email !== undefined && email !== current.email
+      const verification = emailChanges ? { emailVerified: false, emailVerifiedAt: null } : {}
+      const updated = await store.updateUser(userId, { firstName, lastName, username, email, ...verification })
       if (updated === undefined) throw new UserNotFoundError()
-      if (before !== undefined && before.email !== updated.email) {
+      if (emailChanges) {
+        account.sendVerificationMail(updated)
         // The email is how an account is recovered: whoever held a session before the change loses it
         // (OWASP ASVS 3.3.3). The user who made the change goes on in a new session.
         await sessions.endAll(userId)
-        transport.deliver(reply, await sessions.start(userId))
+        transport.deliver(reply, await sessions.start(userId, sessionClient(request)))
       }
       return reply.code(204).send(null)
     })
   }
+
+  fastify.delete('/:userId', {
+    schema: {
+      summary: 'Delete one\'s own account, confirmed with its password; every session ends with it',
+      params: UserParams,
+      body: DeleteUserBody,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
+    }
+  }, async (request, reply) => {
+    const user = await store.findUserById(claimsOf(request).userId)
+    if (user === undefined) throw new UserNotFoundError()
+    await confirmPassword(fastify, request, reply, user, request.body.password)
+    // Its refresh tokens, sessions and mailed tokens go with it (ON DELETE CASCADE): its access tokens find no session.
+    await store.deleteUser(user.id)
+    transport.clear(reply)
+    return reply.code(204).send(null)
+  })
 }
 
 export default userRoutes

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
+import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { SERVER_ENTRY, startServer } from '../fixtures/process.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
 
@@ -89,4 +90,29 @@ t.test('a bad setting stops the start with one line naming it', async (t) => {
   const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH, PORT: 'eighty' }, encoding: 'utf8', timeout: 15_000 })
   t.equal(result.status, 1)
   t.match(result.stderr.trim(), /^Invalid setting: PORT [^\n]+$/)
+})
+
+t.test('production with REQUIRE_EMAIL_VERIFICATION=true and no SMTP_URL refuses to start with one line', async (t) => {
+  const env = { PATH: process.env.PATH, NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true' }
+  const result = spawnSync(process.execPath, [SERVER_ENTRY], { env, encoding: 'utf8', timeout: 15_000 })
+  t.equal(result.status, 1)
+  t.match(result.stderr.trim(), /^Invalid setting: SMTP_URL is required [^\n]+$/)
+})
+
+t.test('header variant over HTTP: the reset link arrives by SMTP and ends every session', async (t) => {
+  const mailbox = await startMailbox(t)
+  const publicUrl = 'https://accounts.example.com'
+  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: temporaryDatabase(t), SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: publicUrl })
+  const user = { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', password: 'analytical engine' }
+  t.equal((await call(baseUrl, 'POST', '/auth/register', { body: user })).status, 201)
+  const login = await call(baseUrl, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })
+  const authorization = { authorization: `Bearer ${login.body.accessToken}` }
+
+  t.equal((await call(baseUrl, 'POST', '/auth/forgot-password', { body: { email: user.email } })).status, 202)
+  const token = tokenFromLink(await mailbox.next(user.email, 'Reset your password'), publicUrl, '/reset-password')
+  t.equal((await call(baseUrl, 'POST', '/auth/reset-password', { body: { token, new_password: 'difference engine' } })).status, 204)
+  t.equal((await call(baseUrl, 'GET', '/auth/account', { headers: authorization })).status, 401, 'the old access token stops at once')
+  const refresh = await call(baseUrl, 'POST', '/auth/refresh-token', { headers: { ...authorization, 'x-refresh-token': `Bearer ${login.body.refreshToken}` } })
+  t.equal(refresh.status, 401)
+  t.equal((await call(baseUrl, 'POST', '/auth/login', { body: { email: user.email, password: 'difference engine' } })).status, 200)
 })

@@ -37,7 +37,7 @@ t.test('after a rotation the new key signs, the old key verifies its tokens unti
   t.same(await jwksKids(server), [rotated.kid], 'the old key left the JWKS')
   // A token made now with the retired key (say, leaked from an old backup) is refused although its claims are valid.
   const retired = (await server.store.listSigningKeys())[0]
-  const lateForgery = createSigner({ key: retired.privateKeyPem, algorithm: retired.algorithm, kid: oldKid })(validClaims(before.user.id))
+  const lateForgery = createSigner({ key: retired.privateKeyPem, algorithm: retired.algorithm, kid: oldKid })(validClaims(before))
   assertError(t, await read(server, before.user.id, lateForgery), 401, 'INVALID_TOKEN')
 })
 

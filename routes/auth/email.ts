@@ -1,0 +1,49 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { Config } from '../../src/config.js'
+import { UserNotFoundError } from '../../src/errors.js'
+import { AcceptedResponse, VerifyEmailBody } from '../../src/schemas/account.js'
+import { errorResponses } from '../../src/schemas/errors.js'
+import { claimsOf, requireAccessToken } from '../guards.js'
+import { limitEach } from '../rate-limits.js'
+import type { TokenTransport } from '../transport.js'
+
+export interface EmailRoutesOptions {
+  transport: TokenTransport
+  rateLimit: Config['rateLimit']
+}
+
+/** Email verification: the link mailed at registration and at an email change, and asking for a new one. */
+const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastify, { transport, rateLimit }) => {
+  const { store, accessTokens, account } = fastify
+
+  fastify.post('/verify-email', {
+    schema: {
+      summary: 'Mark the email verified with the token of a verification link',
+      body: VerifyEmailBody,
+      response: { 204: Type.Null(), ...errorResponses(400, 403, 413, 415, 500, 503) }
+    }
+  }, async (request, reply) => {
+    await account.verifyEmail(request.body.token)
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/resend-verification', {
+    schema: {
+      summary: 'Mail a new verification link (nothing is sent when the email is already verified)',
+      response: { 202: AcceptedResponse, ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
+    },
+    onRequest: requireAccessToken(transport, accessTokens, store),
+    preHandler: limitEach(fastify, rateLimit, [
+      { name: 'resend-verification:ip', max: rateLimit.recoveryMax, key: (request) => request.ip },
+      { name: 'resend-verification:account', max: rateLimit.recoveryAccountMax, key: (request) => String(claimsOf(request).userId) }
+    ])
+  }, async (request, reply) => {
+    const user = await store.findUserById(claimsOf(request).userId)
+    if (user === undefined) throw new UserNotFoundError()
+    if (!user.emailVerified) account.sendVerificationMail(user)
+    return reply.code(202).send({ message: user.emailVerified ? 'The email address is already verified' : 'A verification link is on its way' })
+  })
+}
+
+export default emailRoutes
