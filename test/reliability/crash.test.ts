@@ -18,14 +18,15 @@ const ENVIRONMENT = { API_VARIANT: 'cookie', RATE_LIMIT_ENABLED: 'false' }
 
 /** Runs `step` in `clients` concurrent loops until `enough()` holds, then SIGKILLs the server while requests are in flight. */
 async function loadThenKill (server: RunningServer, clients: number, step: (client: number) => Promise<void>, enough: () => boolean) {
-  const state = { killed: false }
+  const state: { killed: boolean, failure?: unknown } = { killed: false }
   const loops = Array.from({ length: clients }, async (_, client) => {
-    while (!state.killed) {
+    while (!state.killed && state.failure === undefined) {
       // A request cut off by the kill fails here; it was never acknowledged, so nothing is owed for it.
-      try { await step(client) } catch (error) { if (!state.killed) throw error }
+      try { await step(client) } catch (error) { if (!state.killed) state.failure = error }
     }
   })
-  while (!enough()) await new Promise(resolve => setTimeout(resolve, 5))
+  while (!enough() && state.failure === undefined) await new Promise(resolve => setTimeout(resolve, 5))
+  if (state.failure !== undefined) throw state.failure
   const exited = once(server.child, 'exit')
   server.child.kill('SIGKILL')
   state.killed = true
