@@ -165,10 +165,10 @@ function errorShapeProblem (response: LightMyRequestResponse): string | undefine
   return undefined
 }
 
+/** A key that every object now inherits, if a request managed to add one to Object.prototype or Array.prototype. */
 function pollutedPrototype (): string | undefined {
-  for (const key in {}) return key
-  for (const key in []) return key
-  return undefined
+  const inherited = [...Object.keys(Object.prototype), ...Object.keys(Array.prototype)]
+  return inherited.length > 0 ? inherited.join(', ') : undefined
 }
 
 for (const variant of ['header', 'cookie'] as const) {
