@@ -80,7 +80,7 @@ class SqliteStore implements AccountStore {
   }
 
   async createUser (user: NewUser) {
-    return this.run(() => this.statements.insertUser.get({ ...user, now: new Date() }))
+    return this.run(() => firstRow(this.statements.insertUser.all({ ...user, now: new Date() })))
   }
 
   async findUserById (id: number) {
@@ -96,7 +96,7 @@ class SqliteStore implements AccountStore {
       .set({ ...changes, updatedAt: new Date() })
       .where(eq(users.id, id))
       .returning()
-      .get())
+      .all()[0]) // all(), not get(): see firstRow
   }
 
   async deleteUser (id: number) {
@@ -170,6 +170,17 @@ class SqliteStore implements AccountStore {
       throw translateSqliteError(error)
     }
   }
+}
+
+/**
+ * The row an INSERT … RETURNING gave. Such writes run with all(), never get(): get() stops
+ * at the first row and resets the statement, and the commit that happens at that reset
+ * (autocommit) can fail (disk full, I/O error) without better-sqlite3 reporting it, which
+ * would acknowledge a write that was rolled back. all() steps to the end, commit included.
+ */
+function firstRow<T> (rows: T[]): T {
+  if (rows.length === 0) throw new Error('INSERT … RETURNING gave no row')
+  return rows[0]
 }
 
 function translateSqliteError (error: unknown): unknown {
