@@ -21,62 +21,79 @@ const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PRO
 
 /**
  * Opens (creating if needed) the SQLite file at `filename`, or `:memory:`,
- * and applies the migrations. WAL lets readers run beside the one writer;
- * synchronous=NORMAL in WAL mode keeps every committed transaction through a
- * process crash (only an OS crash or power loss can lose the last ones).
+ * and applies the migrations.
  */
 export function openSqliteStore (filename: string): AccountStore {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const connection = connect(filename)
+  migrate(drizzle({ client: connection }), { migrationsFolder: MIGRATIONS_FOLDER })
+  return new SqliteStore(connection, filename === ':memory:' ? undefined : () => connect(filename))
+}
+
+/**
+ * One connection with our pragmas. WAL lets readers run beside the one writer.
+ * synchronous=NORMAL (chosen over FULL, see the README's Storage section): in
+ * WAL mode a committed transaction survives a crash of the process, and only an
+ * OS crash or power loss can lose the last ones; FULL would sync on every commit,
+ * blocking the whole process for milliseconds each time.
+ */
+function connect (filename: string): Database.Database {
   const connection = new Database(filename)
   connection.pragma('journal_mode = WAL')
   connection.pragma('synchronous = NORMAL')
   connection.pragma('foreign_keys = ON')
   // better-sqlite3 waits for a lock synchronously, holding up every request; give up after BUSY_TIMEOUT_MS with 503.
   connection.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
-  const db = drizzle({ client: connection })
-  migrate(db, { migrationsFolder: MIGRATIONS_FOLDER })
-  return new SqliteStore(connection, db)
+  return connection
 }
 
 type Db = ReturnType<typeof drizzle>
 
-class SqliteStore implements AccountStore {
-  // The queries of the request paths, compiled once here. (A partial update's SQL depends on
-  // which fields it sets, so updateUser is built per call.)
-  private readonly statements
+// The queries of the request paths, compiled once per connection. (A partial update's SQL depends on
+// which fields it sets, so updateUser is built per call.)
+function prepareStatements (db: Db) {
+  const placeholder = sql.placeholder
+  return {
+    userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
+    userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
+    insertUser: db.insert(users).values({
+      firstName: placeholder('firstName'),
+      lastName: placeholder('lastName'),
+      username: placeholder('username'),
+      email: placeholder('email'),
+      passwordHash: placeholder('passwordHash'),
+      createdAt: placeholder('now'),
+      updatedAt: placeholder('now')
+    }).returning().prepare(),
+    insertRefreshToken: db.insert(refreshTokens).values({
+      tokenHash: placeholder('tokenHash'),
+      userId: placeholder('userId'),
+      familyId: placeholder('familyId'),
+      expiresAt: placeholder('expiresAt'),
+      createdAt: placeholder('now')
+    }).prepare(),
+    refreshTokenByHash: db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
+    markRotated: db.update(refreshTokens)
+      .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
+      .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
+      .prepare(),
+    revokeFamily: db.update(refreshTokens)
+      .set({ revokedAt: sql`${placeholder('now')}` })
+      .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt)))
+      .prepare(),
+    signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
+  }
+}
 
-  constructor (private readonly connection: Database.Database, private readonly db: Db) {
-    const placeholder = sql.placeholder
-    this.statements = {
-      userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
-      userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
-      insertUser: db.insert(users).values({
-        firstName: placeholder('firstName'),
-        lastName: placeholder('lastName'),
-        username: placeholder('username'),
-        email: placeholder('email'),
-        passwordHash: placeholder('passwordHash'),
-        createdAt: placeholder('now'),
-        updatedAt: placeholder('now')
-      }).returning().prepare(),
-      insertRefreshToken: db.insert(refreshTokens).values({
-        tokenHash: placeholder('tokenHash'),
-        userId: placeholder('userId'),
-        familyId: placeholder('familyId'),
-        expiresAt: placeholder('expiresAt'),
-        createdAt: placeholder('now')
-      }).prepare(),
-      refreshTokenByHash: db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
-      markRotated: db.update(refreshTokens)
-        .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
-        .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
-        .prepare(),
-      revokeFamily: db.update(refreshTokens)
-        .set({ revokedAt: sql`${placeholder('now')}` })
-        .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt)))
-        .prepare(),
-      signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
-    }
+class SqliteStore implements AccountStore {
+  private db: Db
+  private statements: ReturnType<typeof prepareStatements>
+  /** Set when a write found the file read-only: the next query first reopens it (see run). */
+  private readOnly = false
+
+  constructor (private connection: Database.Database, private readonly reconnect?: () => Database.Database) {
+    this.db = drizzle({ client: connection })
+    this.statements = prepareStatements(this.db)
   }
 
   async createUser (user: NewUser) {
@@ -164,11 +181,34 @@ class SqliteStore implements AccountStore {
 
   /** Runs a synchronous query, translating SQLite's errors into the store's. */
   private run<T> (query: () => T): T {
+    if (this.readOnly) this.reopen()
     try {
       return query()
     } catch (error) {
+      if (findSqliteError(error)?.code.startsWith('SQLITE_READONLY') === true) this.readOnly = true
       throw translateSqliteError(error)
     }
+  }
+
+  /**
+   * SQLite opens a file it may not write read-only, and the connection stays so
+   * after the file becomes writable again (permissions fixed, file replaced);
+   * only a new connection sees the change. Until one succeeds, the old one keeps
+   * serving reads.
+   */
+  private reopen () {
+    if (this.reconnect === undefined) return
+    let connection: Database.Database
+    try {
+      connection = this.reconnect()
+    } catch {
+      return
+    }
+    this.connection.close()
+    this.connection = connection
+    this.db = drizzle({ client: connection })
+    this.statements = prepareStatements(this.db)
+    this.readOnly = false
   }
 }
 

@@ -128,6 +128,30 @@ t.test('a database file made read-only under the running service: 503, then reco
   await assertNotRegistered(t, server, refusedUser)
 })
 
+t.test('a database file that is read-only when the service starts: 503, then recovery once it is writable', { skip: immutableRefused() ?? false }, async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const first = await build(t, { variant: VARIANT, env: { DATABASE_URL: databaseUrl } })
+  const session = await loggedInUser(first, VARIANT)
+  await first.close()
+
+  // SQLite opens a file it may not write read-only, and that connection stays read-only.
+  t.equal(immutable([databaseUrl], true), undefined, 'chattr +i')
+  const refusedUser = newUserBody(VARIANT)
+  let server: FastifyInstance
+  try {
+    server = await build(t, { variant: VARIANT, env: { DATABASE_URL: databaseUrl } })
+    t.equal((await server.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'the service starts and serves')
+    assertUnavailable(t, await write.register(server, refusedUser), 'register on a file opened read-only')
+    assertUnavailable(t, await write.login(server, session), 'login on a file opened read-only')
+    assertUnavailable(t, await write.login(server, session), 'login again, while the file is still read-only')
+  } finally {
+    immutable([databaseUrl], false)
+  }
+  const relogged = await write.login(server, session)
+  t.equal(relogged.statusCode, 200, 'login works again without a restart')
+  await assertNotRegistered(t, server, refusedUser)
+})
+
 /** Mounts a tmpfs of `size`; returns its folder, or why it could not (mounting needs root). */
 function mountTmpfs (size: string): { folder: string } | { refused: string } {
   const folder = mkdtempSync(join(tmpdir(), 'account-full-'))
