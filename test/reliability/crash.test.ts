@@ -18,20 +18,23 @@ const ENVIRONMENT = { API_VARIANT: 'cookie', RATE_LIMIT_ENABLED: 'false' }
 
 /** Runs `step` in `clients` concurrent loops until `enough()` holds, then SIGKILLs the server while requests are in flight. */
 async function loadThenKill (server: RunningServer, clients: number, step: (client: number) => Promise<void>, enough: () => boolean) {
-  const state: { killed: boolean, failure?: unknown } = { killed: false }
+  const state: { killed: boolean, inFlight: number, failure?: unknown } = { killed: false, inFlight: 0 }
   const loops = Array.from({ length: clients }, async (_, client) => {
     while (!state.killed && state.failure === undefined) {
+      state.inFlight += 1
       // A request cut off by the kill fails here; it was never acknowledged, so nothing is owed for it.
-      try { await step(client) } catch (error) { if (!state.killed) state.failure = error }
+      try { await step(client) } catch (error) { if (!state.killed) state.failure = error } finally { state.inFlight -= 1 }
     }
   })
   while (!enough() && state.failure === undefined) await new Promise(resolve => setTimeout(resolve, 5))
   if (state.failure !== undefined) throw state.failure
   const exited = once(server.child, 'exit')
+  const inFlightAtKill = state.inFlight
   server.child.kill('SIGKILL')
   state.killed = true
   await exited
   await Promise.all(loops)
+  return inFlightAtKill
 }
 
 function integrityCheck (filename: string): string {
@@ -49,7 +52,7 @@ t.test('every registration acknowledged before a SIGKILL survives it', async (t)
   const acknowledged: Array<{ id: number, email: string, password: string }> = []
   const sequence = Array.from({ length: CLIENTS }, () => 0)
 
-  await loadThenKill(server, CLIENTS, async (client) => {
+  const inFlight = await loadThenKill(server, CLIENTS, async (client) => {
     sequence[client] += 1
     const email = `crash-${client}-${sequence[client]}@example.com`
     const password = `password of ${client} ${sequence[client]}`
@@ -60,6 +63,7 @@ t.test('every registration acknowledged before a SIGKILL survives it', async (t)
     acknowledged.push({ id: response.body.id, email, password })
   }, () => acknowledged.length >= 40)
   t.equal(server.child.signalCode, 'SIGKILL', 'the server was killed, not stopped')
+  t.ok(inFlight > 0, `killed with ${inFlight} registrations in flight`)
 
   t.equal(integrityCheck(databaseUrl), 'ok', 'PRAGMA integrity_check')
   const restarted = await startServer(t, { ...ENVIRONMENT, DATABASE_URL: databaseUrl })
@@ -70,7 +74,7 @@ t.test('every registration acknowledged before a SIGKILL survives it', async (t)
     else t.fail(`${user.email} (id ${user.id}) cannot log in after the crash: ${login.status}`)
   }
   t.equal(found, acknowledged.length, `${found} of ${acknowledged.length} acknowledged users found after the crash`)
-  t.comment(`registrations acknowledged before SIGKILL: ${acknowledged.length}; found and able to log in after restart: ${found}`)
+  t.comment(`registrations acknowledged before SIGKILL: ${acknowledged.length} (${inFlight} more in flight); found and able to log in after restart: ${found}`)
 })
 
 t.test('every refresh-token rotation acknowledged before a SIGKILL is the live one after it', async (t) => {
@@ -86,7 +90,7 @@ t.test('every refresh-token rotation acknowledged before a SIGKILL is the live o
   }
   let rotations = 0
 
-  await loadThenKill(server, CLIENTS, async (client) => {
+  const inFlight = await loadThenKill(server, CLIENTS, async (client) => {
     const session = sessions[client]
     session.inFlight = true
     const response = await call(server.baseUrl, 'POST', '/auth/refresh-token', { headers: { cookie: `refreshToken=${session.refreshToken}` } })
@@ -97,6 +101,7 @@ t.test('every refresh-token rotation acknowledged before a SIGKILL is the live o
     session.inFlight = false
     rotations += 1
   }, () => rotations >= 80)
+  t.ok(inFlight > 0, `killed with ${inFlight} refreshes in flight`)
 
   t.equal(integrityCheck(databaseUrl), 'ok', 'PRAGMA integrity_check')
   // In the file: the last acknowledged token of each session is live, unless the request in flight at the
