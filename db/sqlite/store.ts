@@ -25,80 +25,97 @@ const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PRO
 
 /**
  * Opens (creating if needed) the SQLite file at `filename`, or `:memory:`,
- * and applies the migrations. WAL lets readers run beside the one writer;
- * synchronous=NORMAL in WAL mode keeps every committed transaction through a
- * process crash (only an OS crash or power loss can lose the last ones).
+ * and applies the migrations.
  */
 export function openSqliteStore (filename: string): AccountStore {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const connection = connect(filename)
+  migrate(drizzle({ client: connection }), { migrationsFolder: MIGRATIONS_FOLDER })
+  return new SqliteStore(connection, filename === ':memory:' ? undefined : () => connect(filename))
+}
+
+/**
+ * One connection with our pragmas. WAL lets readers run beside the one writer.
+ * synchronous=NORMAL (chosen over FULL, see the README's Storage section): in
+ * WAL mode a committed transaction survives a crash of the process, and only an
+ * OS crash or power loss can lose the last ones; FULL would sync on every commit,
+ * blocking the whole process for milliseconds each time.
+ */
+function connect (filename: string): Database.Database {
   const connection = new Database(filename)
   connection.pragma('journal_mode = WAL')
   connection.pragma('synchronous = NORMAL')
   connection.pragma('foreign_keys = ON')
   // better-sqlite3 waits for a lock synchronously, holding up every request; give up after BUSY_TIMEOUT_MS with 503.
   connection.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
-  const db = drizzle({ client: connection })
-  migrate(db, { migrationsFolder: MIGRATIONS_FOLDER })
-  return new SqliteStore(connection, db)
+  return connection
 }
 
 type Db = ReturnType<typeof drizzle>
 
-class SqliteStore implements AccountStore {
-  // The queries of the request paths, compiled once here. (A partial update's SQL depends on
-  // which fields it sets, so updateUser is built per call.)
-  private readonly statements
+// The queries of the request paths, compiled once per connection. (A partial update's SQL depends on
+// which fields it sets, so updateUser is built per call.)
+function prepareStatements (db: Db) {
+  const placeholder = sql.placeholder
+  return {
+    userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
+    userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
+    insertUser: db.insert(users).values({
+      firstName: placeholder('firstName'),
+      lastName: placeholder('lastName'),
+      username: placeholder('username'),
+      email: placeholder('email'),
+      passwordHash: placeholder('passwordHash'),
+      createdAt: placeholder('now'),
+      updatedAt: placeholder('now')
+    }).returning().prepare(),
+    insertRefreshToken: db.insert(refreshTokens).values({
+      tokenHash: placeholder('tokenHash'),
+      userId: placeholder('userId'),
+      familyId: placeholder('familyId'),
+      expiresAt: placeholder('expiresAt'),
+      createdAt: placeholder('now')
+    }).prepare(),
+    refreshTokenByHash: db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
+    markRotated: db.update(refreshTokens)
+      .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
+      .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
+      .prepare(),
+    revokeFamily: db.update(refreshTokens)
+      .set({ revokedAt: sql`${placeholder('now')}` })
+      .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt)))
+      .prepare(),
+    insertSession: db.insert(sessions).values({
+      id: placeholder('id'),
+      userId: placeholder('userId'),
+      userAgent: placeholder('userAgent'),
+      ip: placeholder('ip'),
+      createdAt: placeholder('now'),
+      lastUsedAt: placeholder('now')
+    }).prepare(),
+    touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
+    // Run on every authenticated request (revocation is immediate): one indexed lookup on the family.
+    familyTokenState: db.select({
+      tokens: count(),
+      live: sql<number>`sum(${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`
+    }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare(),
+    signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
+  }
+}
 
-  constructor (private readonly connection: Database.Database, private readonly db: Db) {
-    const placeholder = sql.placeholder
-    this.statements = {
-      userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
-      userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
-      insertUser: db.insert(users).values({
-        firstName: placeholder('firstName'),
-        lastName: placeholder('lastName'),
-        username: placeholder('username'),
-        email: placeholder('email'),
-        passwordHash: placeholder('passwordHash'),
-        createdAt: placeholder('now'),
-        updatedAt: placeholder('now')
-      }).returning().prepare(),
-      insertRefreshToken: db.insert(refreshTokens).values({
-        tokenHash: placeholder('tokenHash'),
-        userId: placeholder('userId'),
-        familyId: placeholder('familyId'),
-        expiresAt: placeholder('expiresAt'),
-        createdAt: placeholder('now')
-      }).prepare(),
-      refreshTokenByHash: db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
-      markRotated: db.update(refreshTokens)
-        .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
-        .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
-        .prepare(),
-      revokeFamily: db.update(refreshTokens)
-        .set({ revokedAt: sql`${placeholder('now')}` })
-        .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt)))
-        .prepare(),
-      insertSession: db.insert(sessions).values({
-        id: placeholder('id'),
-        userId: placeholder('userId'),
-        userAgent: placeholder('userAgent'),
-        ip: placeholder('ip'),
-        createdAt: placeholder('now'),
-        lastUsedAt: placeholder('now')
-      }).prepare(),
-      touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
-      // Run on every authenticated request (revocation is immediate): one indexed lookup on the family.
-      familyTokenState: db.select({
-        tokens: count(),
-        live: sql<number>`sum(${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`
-      }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare(),
-      signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
-    }
+class SqliteStore implements AccountStore {
+  private db: Db
+  private statements: ReturnType<typeof prepareStatements>
+  /** Set when a write found the file read-only: the next query first reopens it (see run). */
+  private readOnly = false
+
+  constructor (private connection: Database.Database, private readonly reconnect?: () => Database.Database) {
+    this.db = drizzle({ client: connection })
+    this.statements = prepareStatements(this.db)
   }
 
   async createUser (user: NewUser) {
-    return this.run(() => this.statements.insertUser.get({ ...user, now: new Date() }))
+    return this.run(() => firstRow(this.statements.insertUser.all({ ...user, now: new Date() })))
   }
 
   async findUserById (id: number) {
@@ -114,7 +131,7 @@ class SqliteStore implements AccountStore {
       .set({ ...changes, updatedAt: new Date() })
       .where(eq(users.id, id))
       .returning()
-      .get())
+      .all()[0]) // all(), not get(): see firstRow
   }
 
   async deleteUser (id: number) {
@@ -263,12 +280,46 @@ class SqliteStore implements AccountStore {
 
   /** Runs a synchronous query, translating SQLite's errors into the store's. */
   private run<T> (query: () => T): T {
+    if (this.readOnly) this.reopen()
     try {
       return query()
     } catch (error) {
+      if (findSqliteError(error)?.code.startsWith('SQLITE_READONLY') === true) this.readOnly = true
       throw translateSqliteError(error)
     }
   }
+
+  /**
+   * SQLite opens a file it may not write read-only, and the connection stays so
+   * after the file becomes writable again (permissions fixed, file replaced);
+   * only a new connection sees the change. Until one succeeds, the old one keeps
+   * serving reads.
+   */
+  private reopen () {
+    if (this.reconnect === undefined) return
+    let connection: Database.Database
+    try {
+      connection = this.reconnect()
+    } catch {
+      return
+    }
+    this.connection.close()
+    this.connection = connection
+    this.db = drizzle({ client: connection })
+    this.statements = prepareStatements(this.db)
+    this.readOnly = false
+  }
+}
+
+/**
+ * The row an INSERT … RETURNING gave. Such writes run with all(), never get(): get() stops
+ * at the first row and resets the statement, and the commit that happens at that reset
+ * (autocommit) can fail (disk full, I/O error) without better-sqlite3 reporting it, which
+ * would acknowledge a write that was rolled back. all() steps to the end, commit included.
+ */
+function firstRow<T> (rows: T[]): T {
+  if (rows.length === 0) throw new Error('INSERT … RETURNING gave no row')
+  return rows[0]
 }
 
 function translateSqliteError (error: unknown): unknown {
