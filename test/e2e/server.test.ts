@@ -3,16 +3,7 @@ import t from 'tap'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { SERVER_ENTRY, startServer } from '../fixtures/process.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
-
-async function call (baseUrl: string, method: string, path: string, options: { body?: unknown, headers?: Record<string, string> } = {}) {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body)
-  })
-  const text = await response.text()
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) }
-}
+import { call } from '../fixtures/http.js'
 
 /** Set-Cookie headers as a browser reads them: name, value and attributes. */
 function parseSetCookies (headers: Headers) {

@@ -4,7 +4,7 @@ import t from 'tap'
 import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
 import { startServer, type RunningServer } from '../fixtures/process.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
-import { call, setCookieValue } from './http.js'
+import { call, setCookieValue } from '../fixtures/http.js'
 
 /*
  * Crash safety: the real server on a SQLite file is killed with SIGKILL while
