@@ -13,6 +13,8 @@ export interface ApiOptions {
   config: Config
 }
 
+const VARIANT_TAGS: Record<Variant, string> = { header: 'header variant (A)', cookie: 'cookie variant (B)' }
+
 /**
  * The interface of the seed in one variant. Register it once per mounted
  * variant; encapsulation keeps each variant's transport and hooks to itself, so
@@ -26,6 +28,8 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds
   })
   fastify.decorateRequest('accessClaims', null)
+  // The OpenAPI document lists every mounted variant; its tag tells them apart.
+  fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, tags: [VARIANT_TAGS[variant]] } })
   // Trim names and lower-case the email before the schemas judge them.
   fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
   if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))

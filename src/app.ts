@@ -7,6 +7,7 @@ import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
 import cookie from '../plugins/external/cookie.js'
 import rateLimit from '../plugins/external/rate-limit.js'
+import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
@@ -54,6 +55,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
 
   await fastify.register(cookie)
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })
+  await fastify.register(swagger)
 
   await fastify.register(errorHandler)
   await fastify.register(store, { databaseUrl: config.databaseUrl })
