@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify'
+import pinoPretty from 'pino-pretty'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
+import metrics from '../plugins/app/metrics.js'
 import passwords from '../plugins/app/passwords.js'
+import requestIds, { requestId } from '../plugins/app/request-id.js'
 import sessions from '../plugins/app/sessions.js'
 import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
@@ -27,8 +30,10 @@ export function serverOptions (config: Config): FastifyServerOptions {
       level: config.logLevel,
       // Never log a credential, whatever a later serializer adds.
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-refresh-token"]', 'res.headers["set-cookie"]'],
-      ...(config.nodeEnv === 'development' ? { transport: { target: 'pino-pretty' } } : {})
+      // Pretty lines in development, written in-process (a transport's worker cannot load in the single executable).
+      ...(config.nodeEnv === 'development' ? { stream: pinoPretty({ ignore: 'pid,hostname' }) } : {})
     },
+    genReqId: requestId,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     // A malformed URL reaches no route; answer it in the one error shape too.
@@ -58,6 +63,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   await fastify.register(swagger)
 
   await fastify.register(errorHandler)
+  await fastify.register(requestIds)
+  await fastify.register(metrics)
   await fastify.register(store, { databaseUrl: config.databaseUrl })
   await fastify.register(passwords)
   await fastify.register(loginThrottle, { rateLimit: config.rateLimit })

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import { and, asc, count, countDistinct, eq, gt, isNull, ne, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import { readMigrationFiles } from 'drizzle-orm/migrator'
 import {
   DuplicateValueError, StoreUnavailableError,
   type AccountStore, type NewRefreshToken, type NewUser, type SigningKeyRecord, type UserChanges
@@ -44,6 +45,9 @@ class SqliteStore implements AccountStore {
   // The queries of the request paths, compiled once here. (A partial update's SQL depends on
   // which fields it sets, so updateUser is built per call.)
   private readonly statements
+
+  // The journal time of the newest migration this build ships, for ping.
+  private readonly newestMigration = Math.max(...readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(migration => migration.folderMillis))
 
   constructor (private readonly connection: Database.Database, private readonly db: Db) {
     const placeholder = sql.placeholder
@@ -156,6 +160,16 @@ class SqliteStore implements AccountStore {
       if (options.onlyIfNone === true && (this.statements.signingKeyCount.get()?.keys ?? 0) > 0) return
       tx.insert(signingKeys).values(key).run()
     }, { behavior: 'immediate' }))
+  }
+
+  async ping () {
+    try {
+      // drizzle-orm's migrator records each applied migration's journal time; the newest must be there.
+      const applied = this.connection.prepare('SELECT max(created_at) AS newest FROM __drizzle_migrations').get() as { newest: number | null }
+      if (applied.newest === null || applied.newest < this.newestMigration) throw new Error('migrations not applied')
+    } catch (error) {
+      throw new StoreUnavailableError({ cause: error })
+    }
   }
 
   async close () {
