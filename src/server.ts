@@ -15,6 +15,12 @@ try {
 }
 
 const server = Fastify(serverOptions(config))
+// Fastify closes the connections idle when shutdown starts; a request already in flight on a
+// keep-alive connection would hold the close up until the keep-alive timeout. Tell its client
+// the connection ends with this answer, and reap connections as they fall idle.
+let closing = false
+server.addHook('preClose', async () => { closing = true })
+server.addHook('onSend', async (request, reply) => { if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close') })
 try {
   await server.register(fp(app), { config })
   await server.ready()
@@ -26,7 +32,10 @@ try {
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err !== undefined) server.log.error({ err }, 'shutting down after an error')
   else server.log.info({ signal }, 'shutting down')
+  const reaper = setInterval(() => server.server.closeIdleConnections(), 100)
   await server.close()
+  clearInterval(reaper)
+  server.log.info('shut down: no request in flight, store closed')
 })
 
 try {
