@@ -68,3 +68,8 @@ function thumbprint (jwk: JsonWebKey): string {
 function recordOf (key: SigningKey): Omit<SigningKeyRecord, 'createdAt'> {
   return { kid: key.kid, algorithm: key.algorithm, publicKeyPem: key.publicKeyPem, privateKeyPem: key.privateKeyPem }
 }
+
+/** A new Ed25519 signing key as the store keeps it (`account-service keys rotate`). */
+export function newSigningKeyRecord (): SigningKeyRecord {
+  return { ...recordOf(describeKey(generateKeyPairSync('ed25519').privateKey)), createdAt: new Date() }
+}
