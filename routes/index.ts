@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Config, Variant } from '../src/config.js'
 import { normalizeUserFields } from '../src/schemas/common.js'
 import authRoutes from './auth/index.js'
+import demoRoutes from './demo/index.js'
 import { refuseCrossSiteRequests } from './guards.js'
 import { transportFor } from './transport.js'
 import userRoutes from './users/index.js'
@@ -36,6 +37,7 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
 
   await fastify.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
   await fastify.register(userRoutes, { prefix: '/users', variant, transport })
+  if (variant === 'cookie' && config.demo) await fastify.register(demoRoutes, { prefix: '/demo' })
 }
 
 export default api

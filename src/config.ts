@@ -27,6 +27,8 @@ const EnvironmentSchema = Type.Object({
   RATE_LIMIT_REGISTER_MAX: Type.Integer({ minimum: 1, default: 60 }),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  // No default here: it follows NODE_ENV (on in development), see loadConfig.
+  DEMO: Type.Optional(Type.Boolean()),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' })
 })
 
@@ -51,6 +53,8 @@ export interface Config {
   bodyLimit: number
   trustProxy: boolean
   logLevel: string
+  /** Serve the browser demo of the cookie variant at /demo. */
+  demo: boolean
 }
 
 /** A setting that is missing or malformed; the message names it. */
@@ -102,7 +106,8 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     },
     bodyLimit: env.BODY_LIMIT,
     trustProxy: env.TRUST_PROXY,
-    logLevel: env.LOG_LEVEL
+    logLevel: env.LOG_LEVEL,
+    demo: env.DEMO ?? env.NODE_ENV === 'development'
   }
 }
 
