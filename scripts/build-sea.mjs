@@ -58,7 +58,17 @@ rmSync(out, { recursive: true, force: true })
 mkdirSync(out, { recursive: true })
 const bundle = join(out, 'bundle.cjs')
 await build({
-  stdin: { contents: "import { start } from './dist/src/start.js'\nstart()\n", resolveDir: root, loader: 'js' },
+  // With arguments it is the admin CLI (`account-service users list`), without them the service.
+  stdin: {
+    contents: `import { start } from './dist/src/start.js'
+import { runAdmin } from './dist/src/admin.js'
+const args = process.argv.slice(2)
+if (args.length === 0) start()
+else runAdmin(args).then(code => { process.exitCode = code })
+`,
+    resolveDir: root,
+    loader: 'js'
+  },
   bundle: true,
   platform: 'node',
   format: 'cjs',

@@ -5,13 +5,14 @@ import { errorResponses } from '../../src/schemas/errors.js'
 /** Liveness and readiness, for a process supervisor or a load balancer. */
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/health', {
-    schema: { summary: 'Liveness: the process serves', response: { 200: Type.Object({ status: Type.Literal('ok') }) } }
+    schema: { summary: 'Liveness: the process serves', tags: ['operations'], response: { 200: Type.Object({ status: Type.Literal('ok') }) } }
   }, async () => ({ status: 'ok' as const }))
 
   // A failed ping throws the store's StoreUnavailableError: 503 STORE_UNAVAILABLE in the error shape.
   fastify.get('/ready', {
     schema: {
       summary: 'Readiness: the store answers and its migrations are applied',
+      tags: ['operations'],
       response: { 200: Type.Object({ status: Type.Literal('ready') }), ...errorResponses(503) }
     }
   }, async () => {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
@@ -48,4 +48,9 @@ t.test('the single executable serves a register and a login from an empty folder
   const [code] = await once(child, 'exit')
   t.equal(code, 0)
   t.same(readdirSync(scratch), [], 'the temporary assets are removed at exit')
+
+  const admin = spawnSync('./account-service', ['users', 'show', 'ada@example.com', '--json'], { cwd: folder, env: { TMPDIR: scratch }, encoding: 'utf8', timeout: 20_000 })
+  t.equal(admin.status, 0, admin.stderr)
+  t.equal(JSON.parse(admin.stdout).username, 'ada', 'with arguments it is the admin CLI')
+  t.same(readdirSync(scratch), [])
 })
