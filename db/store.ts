@@ -145,6 +145,8 @@ export interface AccountStore {
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */
   addSigningKey (key: SigningKeyRecord, options?: { onlyIfNone?: boolean }): Promise<void>
 
+  /** Resolves when the store answers and its schema has every migration applied; rejects with StoreUnavailableError otherwise (GET /ready). */
+  ping (): Promise<void>
   close (): Promise<void>
 }
 

@@ -4,6 +4,7 @@ import { normalizeUserFields } from '../src/schemas/common.js'
 import accountRoutes from './auth/account.js'
 import emailRoutes from './auth/email.js'
 import authRoutes from './auth/index.js'
+import demoRoutes from './demo/index.js'
 import passwordRoutes from './auth/password.js'
 import { refuseCrossSiteRequests } from './guards.js'
 import { transportFor } from './transport.js'
@@ -15,6 +16,8 @@ export interface ApiOptions {
   prefix: string
   config: Config
 }
+
+const VARIANT_TAGS: Record<Variant, string> = { header: 'header variant (A)', cookie: 'cookie variant (B)' }
 
 /**
  * The interface of the seed in one variant. Register it once per mounted
@@ -29,6 +32,8 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds
   })
   fastify.decorateRequest('accessClaims', null)
+  // The OpenAPI document lists every mounted variant; its tag tells them apart.
+  fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, tags: [VARIANT_TAGS[variant]] } })
   // Trim names and lower-case the email before the schemas judge them.
   fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
   if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
@@ -38,6 +43,7 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   await fastify.register(emailRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
   await fastify.register(accountRoutes, { prefix: '/auth', variant, transport })
   await fastify.register(userRoutes, { prefix: '/users', variant, transport })
+  if (variant === 'cookie' && config.demo) await fastify.register(demoRoutes, { prefix: '/demo' })
 }
 
 export default api

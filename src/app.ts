@@ -1,9 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import pinoPretty from 'pino-pretty'
 import account from '../plugins/app/account.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
 import mailer from '../plugins/app/mailer.js'
+import metrics from '../plugins/app/metrics.js'
 import passwords from '../plugins/app/passwords.js'
+import requestIds, { requestId } from '../plugins/app/request-id.js'
 import sessions from '../plugins/app/sessions.js'
 import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
@@ -11,6 +14,7 @@ import tokenPruning from '../plugins/app/token-pruning.js'
 import cookie from '../plugins/external/cookie.js'
 import helmet from '../plugins/external/helmet.js'
 import rateLimit from '../plugins/external/rate-limit.js'
+import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
@@ -49,8 +53,10 @@ export function serverOptions (config: Config): FastifyServerOptions {
       serializers: { req: serializeRequest },
       // Never log a credential: the headers that carry one, and any logged object's password or token fields.
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
-      ...(config.nodeEnv === 'development' ? { transport: { target: 'pino-pretty' } } : {})
+      // Pretty lines in development, written in-process (a transport's worker cannot load in the single executable).
+      ...(config.nodeEnv === 'development' ? { stream: pinoPretty({ ignore: 'pid,hostname' }) } : {})
     },
+    genReqId: requestId,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     // A malformed URL reaches no route; answer it in the one error shape too.
@@ -78,8 +84,11 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   await fastify.register(helmet)
   await fastify.register(cookie)
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })
+  await fastify.register(swagger)
 
   await fastify.register(errorHandler)
+  await fastify.register(requestIds)
+  await fastify.register(metrics)
   await fastify.register(store, { databaseUrl: config.databaseUrl })
   await fastify.register(passwords)
   await fastify.register(loginThrottle, { rateLimit: config.rateLimit })

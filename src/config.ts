@@ -41,6 +41,8 @@ const EnvironmentSchema = Type.Object({
   EMAIL_VERIFICATION_TTL: Duration('24h'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  // No default here: it follows NODE_ENV (on in development), see loadConfig.
+  DEMO: Type.Optional(Type.Boolean()),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' })
 })
 
@@ -95,6 +97,8 @@ export interface Config {
   bodyLimit: number
   trustProxy: boolean
   logLevel: string
+  /** Serve the browser demo of the cookie variant at /demo. */
+  demo: boolean
 }
 
 /** A setting that is missing or malformed; the message names it. */
@@ -170,7 +174,8 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     emailVerificationTtlSeconds,
     bodyLimit: env.BODY_LIMIT,
     trustProxy: env.TRUST_PROXY,
-    logLevel: env.LOG_LEVEL
+    logLevel: env.LOG_LEVEL,
+    demo: env.DEMO ?? env.NODE_ENV === 'development'
   }
 }
 

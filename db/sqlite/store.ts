@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import { and, asc, count, countDistinct, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, ne, notExists, or, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import { readMigrationFiles } from 'drizzle-orm/migrator'
 import {
   DuplicateValueError, StoreUnavailableError,
   type AccountStore, type NewOneTimeToken, type NewRefreshToken, type NewSession, type NewUser,
@@ -108,6 +109,8 @@ class SqliteStore implements AccountStore {
   private statements: ReturnType<typeof prepareStatements>
   /** Set when a write found the file read-only: the next query first reopens it (see run). */
   private readOnly = false
+  // The journal time of the newest migration this build ships, for ping.
+  private readonly newestMigration = Math.max(...readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(migration => migration.folderMillis))
 
   constructor (private connection: Database.Database, private readonly reconnect?: () => Database.Database) {
     this.db = drizzle({ client: connection })
@@ -272,6 +275,16 @@ class SqliteStore implements AccountStore {
       if (options.onlyIfNone === true && (this.statements.signingKeyCount.get()?.keys ?? 0) > 0) return
       tx.insert(signingKeys).values(key).run()
     }, { behavior: 'immediate' }))
+  }
+
+  async ping () {
+    try {
+      // drizzle-orm's migrator records each applied migration's journal time; the newest must be there.
+      const applied = this.connection.prepare('SELECT max(created_at) AS newest FROM __drizzle_migrations').get() as { newest: number | null }
+      if (applied.newest === null || applied.newest < this.newestMigration) throw new Error('migrations not applied')
+    } catch (error) {
+      throw new StoreUnavailableError({ cause: error })
+    }
   }
 
   async close () {

@@ -1,0 +1,96 @@
+// Builds the single executable (Node single executable application) from dist/:
+// one CommonJS bundle (esbuild) with the assets it reads at run time, injected
+// into a copy of this Node binary (postject). Run by `npm run build:sea` after `npm run build`.
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+import { inject } from 'postject'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const out = join(root, 'build')
+const executable = join(out, 'account-service')
+const toPosix = (path) => path.split(sep).join('/')
+
+// Files the code reads at run time, by the path it reads them at (relative to the package root, as in dist/).
+const assets = {
+  'better_sqlite3.node': join(root, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+  'argon2.node': join(root, 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node')
+}
+function addFolder (folder, key) {
+  for (const name of readdirSync(folder)) {
+    const path = join(folder, name)
+    if (statSync(path).isDirectory()) addFolder(path, `${key}/${name}`)
+    else assets[`${key}/${name}`] = path
+  }
+}
+addFolder(join(root, 'dist/db/sqlite/migrations'), 'db/sqlite/migrations')
+addFolder(join(root, 'dist/routes/demo/public'), 'routes/demo/public')
+addFolder(join(root, 'node_modules/@fastify/swagger-ui/static'), 'node_modules/@fastify/swagger-ui/static')
+
+const seaPaths = {
+  name: 'sea-paths',
+  setup (build) {
+    // Our modules find their files next to themselves: point import.meta.url into the assets folder.
+    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, ({ path }) => ({
+      contents: readFileSync(path, 'utf8').replaceAll('import.meta.url', `__seaUrl(${JSON.stringify(toPosix(relative(join(root, 'dist'), path)))})`),
+      loader: 'js'
+    }))
+    // Swagger UI serves its files from its own folder.
+    build.onLoad({ filter: /[\\/]@fastify[\\/]swagger-ui[\\/](index|lib[\\/]routes)\.js$/ }, ({ path }) => ({
+      contents: readFileSync(path, 'utf8').replaceAll('__dirname', `require('node:path').join(__seaRoot, ${JSON.stringify(toPosix(relative(root, dirname(path))))})`),
+      loader: 'js'
+    }))
+    // Native addons: better-sqlite3 finds its addon through `bindings`, argon2 through its platform package.
+    build.onResolve({ filter: /^bindings$/ }, () => ({ path: 'better_sqlite3.node', namespace: 'sea-addon' }))
+    build.onResolve({ filter: /^@node-rs\/argon2-linux-x64-gnu$|argon2\.linux-x64-gnu\.node$/ }, () => ({ path: 'argon2.node', namespace: 'sea-addon' }))
+    build.onLoad({ filter: /.*/, namespace: 'sea-addon' }, ({ path }) => ({
+      contents: path === 'better_sqlite3.node'
+        ? `module.exports = () => __seaAddon(${JSON.stringify(path)})`
+        : `module.exports = __seaAddon(${JSON.stringify(path)})`,
+      loader: 'js'
+    }))
+  }
+}
+
+rmSync(out, { recursive: true, force: true })
+mkdirSync(out, { recursive: true })
+const bundle = join(out, 'bundle.cjs')
+await build({
+  // With arguments it is the admin CLI (`account-service users list`), without them the service.
+  stdin: {
+    contents: `import { start } from './dist/src/start.js'
+import { runAdmin } from './dist/src/admin.js'
+const args = process.argv.slice(2)
+if (args.length === 0) start()
+else runAdmin(args).then(code => { process.exitCode = code })
+`,
+    resolveDir: root,
+    loader: 'js'
+  },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outfile: bundle,
+  banner: { js: readFileSync(join(root, 'scripts/sea-prelude.cjs'), 'utf8') },
+  plugins: [seaPaths],
+  logLevel: 'warning'
+})
+
+const manifest = join(out, 'manifest.json')
+writeFileSync(manifest, JSON.stringify(Object.keys(assets)))
+const config = join(out, 'sea-config.json')
+const blob = join(out, 'sea-prep.blob')
+writeFileSync(config, JSON.stringify({
+  main: bundle,
+  output: blob,
+  disableExperimentalSEAWarning: true,
+  assets: { 'manifest.json': manifest, ...assets }
+}))
+execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'inherit' })
+copyFileSync(process.execPath, executable)
+await inject(executable, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2' })
+rmSync(blob)
+console.log(`built ${relative(root, executable)} (${Math.round(statSync(executable).size / 1e6)} MB)`)

@@ -1,0 +1,215 @@
+import { parseArgs } from 'node:util'
+import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
+import { rotateSigningKey } from './tokens/keys.js'
+import { VERSION } from './version.js'
+
+/*
+ * The admin CLI (`account-service <command>`), for the operator of one store.
+ * It opens the store named by DATABASE_URL (or --database) beside a running
+ * service: SQLite's WAL lets both work on one file.
+ * Exit codes: 0 done, 1 failed (not found, store error), 2 usage error.
+ */
+
+const HELP = `Usage: account-service <command> [options]
+
+Commands:
+  migrate                     apply the store's migrations (the service also does at start)
+  keys list                   the signing keys, oldest first; the newest signs
+  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload
+  users list                  users in id order (--limit, --after for the next page)
+  users show <id|email>       one user
+  users delete <id>           delete a user and every session of theirs
+  sessions revoke <id|email>  end every session of a user (access tokens live until they expire)
+
+Options:
+  --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)
+  --limit <n>        users list: at most n users (default 50)
+  --after <id>       users list: start after this id
+  --json             print JSON instead of text
+  -h, --help         this help
+  -v, --version      the version
+
+Exit codes: 0 done, 1 failed (not found, store error), 2 usage error.`
+
+/** A mistake in the command line: exit code 2 with the help's first line. */
+class UsageError extends Error {}
+/** The command ran but could not do what was asked: exit code 1. */
+class CommandError extends Error {}
+
+interface Options {
+  json: boolean
+  limit?: string
+  after?: string
+}
+
+type Output = (line: string) => void
+
+/** Runs one admin command; resolves to the exit code. src/cli.ts (and the single executable) call it. */
+export async function runAdmin (argv: string[], out: Output = line => { process.stdout.write(`${line}\n`) }): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        database: { type: 'string' },
+        limit: { type: 'string' },
+        after: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'v', default: false }
+      }
+    })
+  } catch (error) {
+    return usage((error as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (values.help || positionals[0] === 'help') {
+    out(HELP)
+    return 0
+  }
+  if (values.version) {
+    out(VERSION)
+    return 0
+  }
+
+  if (positionals.length === 0) {
+    console.error(HELP)
+    return 2
+  }
+
+  let store: AccountStore | undefined
+  try {
+    const command = commandFor(positionals)
+    // Loaded only now, so that --help and usage errors answer at once.
+    const [{ loadConfig }, { openStore }] = await Promise.all([import('./config.js'), import('../db/open.js')])
+    const databaseUrl = values.database ?? loadConfig().databaseUrl
+    store = openStore(databaseUrl)
+    await command(store, { json: values.json, limit: values.limit, after: values.after }, out, databaseUrl)
+    return 0
+  } catch (error) {
+    if (error instanceof UsageError) return usage(error.message)
+    if (error instanceof CommandError) console.error(`error: ${error.message}`)
+    else if (error instanceof StoreUnavailableError) console.error(`error: the store is unavailable (locked, busy or unreachable); retry: ${(error.cause as Error)?.message ?? ''}`)
+    else console.error(`error: ${(error as Error).message}`)
+    return 1
+  } finally {
+    await store?.close()
+  }
+}
+
+function usage (message: string): number {
+  console.error(`${message}\nRun account-service --help for the commands.`)
+  return 2
+}
+
+type Command = (store: AccountStore, options: Options, out: Output, databaseUrl: string) => Promise<void>
+
+/** The command the positionals name, or a UsageError; checked before the store is opened. */
+function commandFor (positionals: string[]): Command {
+  const [group, action, argument] = positionals
+  const expect = (count: number, form: string) => {
+    if (positionals.length !== count) throw new UsageError(`usage: account-service ${form}`)
+  }
+  switch (`${group} ${action ?? ''}`.trim()) {
+    case 'migrate':
+      expect(1, 'migrate')
+      return async (_store, options, out, databaseUrl) => { print(out, options, { migrated: databaseUrl }, `migrations applied to ${databaseUrl}`) }
+    case 'keys list':
+      expect(2, 'keys list')
+      return listKeys
+    case 'keys rotate':
+      expect(2, 'keys rotate')
+      return rotateKey
+    case 'users list':
+      expect(2, 'users list [--limit n] [--after id]')
+      return listUsers
+    case 'users show':
+      expect(3, 'users show <id|email>')
+      return async (store, options, out) => { const user = await findUser(store, argument); print(out, options, describeUser(user), formatUser(user)) }
+    case 'users delete':
+      expect(3, 'users delete <id>')
+      return async (store, options, out) => deleteUser(store, parseId(argument), options, out)
+    case 'sessions revoke':
+      expect(3, 'sessions revoke <id|email>')
+      return async (store, options, out) => revokeSessions(store, argument, options, out)
+    default:
+      throw new UsageError(`unknown command: ${positionals.join(' ')}`)
+  }
+}
+
+async function listKeys (store: AccountStore, options: Options, out: Output) {
+  const keys = await store.listSigningKeys()
+  const described = keys.map((key, index) => ({ ...describeKey(key), signing: index === keys.length - 1 }))
+  print(out, options, described, described.length === 0
+    ? 'no signing keys yet (the service makes one at its first start)'
+    : described.map(key => `${key.kid}  ${key.algorithm}  ${key.createdAt}${key.signing ? '  (signs)' : ''}`).join('\n'))
+}
+
+async function rotateKey (store: AccountStore, options: Options, out: Output) {
+  const key = await rotateSigningKey(store)
+  print(out, options, describeKey(key), `added signing key ${key.kid} (${key.algorithm}); running instances sign with it once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL), and the old key verifies until its tokens have expired`)
+}
+
+async function listUsers (store: AccountStore, options: Options, out: Output) {
+  const limit = parsePositiveInteger(options.limit ?? '50', '--limit')
+  const afterId = options.after === undefined ? undefined : parsePositiveInteger(options.after, '--after')
+  const users = await store.listUsers({ limit, afterId })
+  print(out, options, users.map(describeUser), users.length === 0 ? 'no users' : users.map(formatUser).join('\n'))
+}
+
+async function deleteUser (store: AccountStore, id: number, options: Options, out: Output) {
+  if (!await store.deleteUser(id)) throw new CommandError(`no user with id ${id}`)
+  print(out, options, { deleted: id }, `deleted user ${id} and their sessions`)
+}
+
+async function revokeSessions (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
+  const user = await findUser(store, idOrEmail)
+  const revoked = await store.revokeUserSessions(user.id, new Date())
+  print(out, options, { userId: user.id, revoked }, `revoked ${revoked} session${revoked === 1 ? '' : 's'} of user ${user.id} (${user.email})`)
+}
+
+async function findUser (store: AccountStore, idOrEmail: string): Promise<UserRecord> {
+  const user = /^\d+$/.test(idOrEmail)
+    ? await store.findUserById(parseId(idOrEmail))
+    : await store.findUserByEmail(idOrEmail.trim().toLowerCase())
+  if (user === undefined) throw new CommandError(`no user ${/^\d+$/.test(idOrEmail) ? 'with id' : 'with email'} ${idOrEmail}`)
+  return user
+}
+
+function parseId (value: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`not a user id: ${value}`)
+  return parsePositiveInteger(value, 'a user id')
+}
+
+function parsePositiveInteger (value: string, name: string): number {
+  const number = Number(value)
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1) throw new UsageError(`${name} must be a positive integer, not ${value}`)
+  return number
+}
+
+/** A user without its password hash. */
+function describeUser (user: UserRecord) {
+  return {
+    id: user.id,
+    email: user.email,
+    username: user.username,
+    first_name: user.firstName,
+    last_name: user.lastName,
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString()
+  }
+}
+
+function formatUser (user: UserRecord): string {
+  return `${user.id}  ${user.email}  ${user.username ?? '-'}  ${user.firstName} ${user.lastName}  created ${user.createdAt.toISOString()}`
+}
+
+/** A key without its private half. */
+function describeKey (key: Pick<SigningKeyRecord, 'kid' | 'algorithm' | 'createdAt'>) {
+  return { kid: key.kid, algorithm: key.algorithm, createdAt: key.createdAt.toISOString() }
+}
+
+function print (out: Output, options: Options, json: unknown, text: string): void {
+  out(options.json ? JSON.stringify(json, null, 2) : text)
+}

@@ -1,0 +1,56 @@
+import closeWithGrace from 'close-with-grace'
+import Fastify from 'fastify'
+import fp from 'fastify-plugin'
+import app, { serverOptions } from './app.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+
+/**
+ * Starts the service: loads the settings, builds the app, listens and wires
+ * graceful shutdown. A plain function (no top-level await), so that the
+ * single executable's CommonJS bundle can call it too (scripts/build-sea.mjs).
+ */
+export async function start (): Promise<void> {
+  // The only place that listens. A bad setting stops the start with one line naming it.
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    console.error(error.message)
+    return process.exit(1)
+  }
+
+  const server = Fastify(serverOptions(config))
+  // Fastify closes the connections idle when shutdown starts; a request already in flight on a
+  // keep-alive connection would hold the close up until the keep-alive timeout. Tell its client
+  // the connection ends with this answer, and reap connections as they fall idle.
+  let closing = false
+  server.addHook('preClose', async () => { closing = true })
+  server.addHook('onSend', async (request, reply) => { if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close') })
+  try {
+    await server.register(fp(app), { config })
+    await server.ready()
+  } catch (error) {
+    server.log.fatal({ err: error }, `start failed: ${(error as Error).message}`)
+    return process.exit(1)
+  }
+
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err !== undefined) server.log.error({ err }, 'shutting down after an error')
+    else server.log.info({ signal }, 'shutting down')
+    const reaper = setInterval(() => server.server.closeIdleConnections(), 100)
+    await server.close()
+    clearInterval(reaper)
+    server.log.info('shut down: no request in flight, store closed')
+  })
+
+  try {
+    await server.listen({ host: config.host, port: config.port })
+  } catch (error) {
+    // Port taken, address not ours: say so in one line rather than a stack.
+    server.log.fatal({ err: error }, `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
+    await server.close()
+    return process.exit(1)
+  }
+  server.log.info({ variant: config.variant, database: config.databaseUrl }, 'account service ready')
+}

@@ -1,0 +1,127 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { build } from './fixtures/build.js'
+import { loggedInUser, registerUser } from './fixtures/factories.js'
+import { temporaryDatabase } from './fixtures/temporary.js'
+
+/** The built CLI, as `npx account-service` runs it (pretest builds it). */
+const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url))
+
+function cli (databaseUrl: string | undefined, ...args: string[]) {
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }) },
+    encoding: 'utf8',
+    timeout: 15_000
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+t.test('--help lists every command and exits 0; no command or a wrong one exits 2', async (t) => {
+  const help = cli(undefined, '--help')
+  t.equal(help.code, 0)
+  for (const command of ['migrate', 'keys list', 'keys rotate', 'users list', 'users show <id|email>', 'users delete <id>', 'sessions revoke <id|email>']) {
+    t.match(help.stdout, command)
+  }
+  t.match(help.stdout, /Exit codes: 0 done, 1 failed .*, 2 usage error/)
+  const none = cli(undefined)
+  t.equal(none.code, 2)
+  t.match(none.stderr, /^Usage: account-service <command>/)
+  for (const args of [['frobnicate'], ['users', 'delete', 'x'], ['--bogus', 'migrate']]) {
+    const wrong = cli(undefined, ...args)
+    t.equal(wrong.code, 2, `${args.join(' ')}: exit 2`)
+    t.match(wrong.stderr, /Run account-service --help for the commands\.\n$/)
+    t.equal(wrong.stdout, '')
+  }
+  t.match(cli(undefined, '--version').stdout, /^\d+\.\d+\.\d+\n$/)
+})
+
+t.test('migrate creates and migrates the store named by DATABASE_URL or --database', async (t) => {
+  const fromEnvironment = temporaryDatabase(t)
+  const migrated = cli(fromEnvironment, 'migrate')
+  t.equal(cli(fromEnvironment, 'migrate').code, 0, 'and again, changing nothing')
+  t.equal(migrated.code, 0, migrated.stderr)
+  t.equal(migrated.stdout, `migrations applied to ${fromEnvironment}\n`)
+  t.ok(existsSync(fromEnvironment))
+  const fromOption = temporaryDatabase(t)
+  t.equal(cli(fromEnvironment, 'migrate', '--database', fromOption).code, 0)
+  t.ok(existsSync(fromOption), '--database wins over DATABASE_URL')
+  const server = await build(t, { env: { DATABASE_URL: fromOption } })
+  t.equal((await server.inject('/ready')).statusCode, 200, 'the service finds the store ready')
+})
+
+t.test('a store that cannot be opened exits 1 with one error line', async (t) => {
+  const file = temporaryDatabase(t)
+  t.equal(cli(file, 'migrate').code, 0)
+  const broken = cli(`${file}/accounts.db`, 'users', 'list')
+  t.equal(broken.code, 1)
+  t.match(broken.stderr, /^error: .+\n$/)
+})
+
+t.test('users list, show, delete against a store the service wrote', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const users = [await registerUser(server, 'cookie'), await registerUser(server, 'cookie'), await registerUser(server, 'cookie')]
+
+  const listed = cli(databaseUrl, 'users', 'list', '--json')
+  t.equal(listed.code, 0, listed.stderr)
+  const all = JSON.parse(listed.stdout)
+  t.same(all.map((user: { id: number }) => user.id), users.map(user => user.id))
+  t.same(Object.keys(all[0]).sort(), ['created_at', 'email', 'first_name', 'id', 'last_name', 'updated_at', 'username'], 'no password hash')
+  const page = JSON.parse(cli(databaseUrl, 'users', 'list', '--json', '--limit', '1', '--after', String(users[0].id)).stdout)
+  t.same(page.map((user: { id: number }) => user.id), [users[1].id], 'pages by --limit and --after')
+
+  const byEmail = cli(databaseUrl, 'users', 'show', users[1].email.toUpperCase(), '--json')
+  t.equal(byEmail.code, 0)
+  t.equal(JSON.parse(byEmail.stdout).id, users[1].id, 'by email, in any case')
+  t.match(cli(databaseUrl, 'users', 'show', String(users[1].id)).stdout, new RegExp(`^${users[1].id}  ${users[1].email}  `), 'by id, as text')
+  const unknown = cli(databaseUrl, 'users', 'show', 'nobody@example.com')
+  t.equal(unknown.code, 1)
+  t.equal(unknown.stderr, 'error: no user with email nobody@example.com\n')
+
+  const deleted = cli(databaseUrl, 'users', 'delete', String(users[2].id))
+  t.equal(deleted.code, 0)
+  t.equal(deleted.stdout, `deleted user ${users[2].id} and their sessions\n`)
+  t.equal((await server.inject({ method: 'POST', url: '/auth/login', payload: { email: users[2].email, password: users[2].password } })).statusCode, 401, 'the deleted user cannot log in')
+  const again = cli(databaseUrl, 'users', 'delete', String(users[2].id))
+  t.equal(again.code, 1)
+  t.equal(again.stderr, `error: no user with id ${users[2].id}\n`)
+})
+
+t.test('sessions revoke ends every session of a user', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const first = await loggedInUser(server, 'cookie')
+  const otherUser = await loggedInUser(server, 'cookie')
+  const revoked = cli(databaseUrl, 'sessions', 'revoke', first.user.email)
+  t.equal(revoked.code, 0, revoked.stderr)
+  t.equal(revoked.stdout, `revoked 1 session of user ${first.user.id} (${first.user.email})\n`)
+  const refresh = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: first.refreshToken } })
+  t.equal(refresh.statusCode, 401)
+  t.equal(refresh.json().code, 'INVALID_REFRESH_TOKEN')
+  const untouched = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: otherUser.refreshToken } })
+  t.equal(untouched.statusCode, 200, "another user's session lives on")
+  t.equal(JSON.parse(cli(databaseUrl, 'sessions', 'revoke', String(first.user.id), '--json').stdout).revoked, 0, 'nothing left to revoke')
+})
+
+t.test('keys rotate adds a key that new access tokens are signed with', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const before = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const oldKid = (await before.inject('/.well-known/jwks.json')).json().keys[0].kid
+  await before.close()
+
+  const rotated = cli(databaseUrl, 'keys', 'rotate', '--json')
+  t.equal(rotated.code, 0, rotated.stderr)
+  const newKid = JSON.parse(rotated.stdout).kid
+  t.not(newKid, oldKid)
+  const listed = cli(databaseUrl, 'keys', 'list')
+  t.equal(listed.code, 0)
+  t.match(listed.stdout, new RegExp(`^${oldKid}  EdDSA  \\S+\\n${newKid}  EdDSA  \\S+  \\(signs\\)\\n$`))
+  t.notMatch(rotated.stdout, /PRIVATE/, 'never the private key')
+
+  const after = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const session = await loggedInUser(after, 'cookie')
+  const header = JSON.parse(Buffer.from(session.accessToken.split('.')[0], 'base64url').toString())
+  t.equal(header.kid, newKid, 'new tokens carry the new key id')
+})
