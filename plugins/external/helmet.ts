@@ -14,6 +14,16 @@ export const API_CSP_DIRECTIVES = {
   'frame-ancestors': ["'none'"]
 }
 
+/** The CSP of our own pages (the demo): their script, style and API calls come from our origin only, nothing inline. */
+export const PAGE_CSP_DIRECTIVES = {
+  ...API_CSP_DIRECTIVES,
+  'script-src': ["'self'"],
+  'style-src': ["'self'"],
+  'img-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'form-action': ["'self'"]
+}
+
 /** Security headers (@fastify/helmet) on every answer, errors and 404s included. */
 export default fp(async (fastify) => {
   await fastify.register(fastifyHelmet, {

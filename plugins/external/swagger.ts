@@ -26,7 +26,8 @@ export default fp(async (fastify) => {
     // Name each response by its status ("Unauthorized") rather than "Default Response".
     transform: ({ schema, url }) => ({ schema: describeResponses(schema), url })
   })
-  await fastify.register(fastifySwaggerUi, { routePrefix: '/docs' })
+  // staticCSP: the UI's routes send their own CSP (its assets, by hash), in place of the API's default-src 'none'.
+  await fastify.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true })
 
   fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger())
 }, { name: 'swagger' })

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsync } from 'fastify'
+import { PAGE_CSP_DIRECTIVES } from '../../plugins/external/helmet.js'
 
 // The page and its script and style, read once; served from our own origin so a strict CSP allows them.
 const PUBLIC = new URL('./public/', import.meta.url)
@@ -21,7 +22,7 @@ const demoRoutes: FastifyPluginAsync = async (fastify) => {
   fastify.get('', { schema: { hide: true } }, async (request, reply) => reply.redirect(`${request.url.split('?')[0]}/`))
   for (const { name, type, body } of files) {
     const url = name === 'index.html' ? '/' : `/${name}`
-    fastify.get(url, { schema: { hide: true }, prefixTrailingSlash: 'slash' }, async (_request, reply) => {
+    fastify.get(url, { schema: { hide: true }, prefixTrailingSlash: 'slash', helmet: { contentSecurityPolicy: { useDefaults: false, directives: PAGE_CSP_DIRECTIVES } } }, async (_request, reply) => {
       reply.type(type).header('cache-control', 'no-cache')
       return body
     })

@@ -25,7 +25,7 @@ t.test('GET /metrics counts requests per route pattern with their latency', asyn
 })
 
 t.test('logins ok and failed, refreshes, reuse detections and rate-limit hits are counted', async (t) => {
-  const server = await build(t, { env: { REFRESH_REUSE_GRACE: '0', RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_LOGIN_MAX: '2' } })
+  const server = await build(t, { env: { REFRESH_REUSE_GRACE: '0', RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_LOGIN_MAX: '3' } })
   const user = await registerUser(server, 'cookie')
   const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
   t.equal(login.statusCode, 200)
