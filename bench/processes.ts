@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 
 const SERVICE_ENTRY = fileURLToPath(new URL('../dist/src/server.js', import.meta.url))
 const READY_SIGNAL = fileURLToPath(new URL('./ready-signal.mjs', import.meta.url))
-const HELLO_WORLD = fileURLToPath(new URL('./hello-world.ts', import.meta.url))
+const HELLO_WORLD = fileURLToPath(new URL('./hello-world.mjs', import.meta.url))
 const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
 
 export interface Running {
@@ -43,7 +43,7 @@ export function startService ({ variant, databaseFile, profileDir }: ServiceOpti
 
 /** The ceiling: a bare Fastify hello-world in its own process. */
 export function startHelloWorld (): Promise<Running> {
-  return startProcess(['--import', 'tsx', HELLO_WORLD], {})
+  return startProcess([HELLO_WORLD], {})
 }
 
 /** Raw Argon2id hashes per second at the service's parameters, in a process of its own. */

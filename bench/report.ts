@@ -16,6 +16,8 @@ export interface ScenarioResult {
 export interface ProcessResult {
   /** Median spawn-to-listening time of restarts on an existing store. */
   startToReadyMs: number
+  /** The same for hello-world: what Node and Fastify alone take on this machine. */
+  helloWorldStartToReadyMs: number
   /** Resident memory of each service after its load. */
   rssMb: Record<string, number>
 }
@@ -47,6 +49,7 @@ export function toMarkdown ({ date, machine, settings, scenarios, process }: Res
   if (process !== undefined) {
     lines.push('', '| process | value | goal | met |', '|---|--:|---|:-:|')
     lines.push(`| start to ready (spawn to listening, median of restarts) | ${figure(process.startToReadyMs)} ms | < 500 ms | ${process.startToReadyMs < 500 ? 'yes' : '**no**'} |`)
+    lines.push(`| start to ready of hello-world (the floor) | ${figure(process.helloWorldStartToReadyMs)} ms | | |`)
     for (const [service, rss] of Object.entries(process.rssMb)) {
       lines.push(`| RSS after load, ${service} | ${figure(rss)} MB | < 150 MB | ${rss < 150 ? 'yes' : '**no**'} |`)
     }
