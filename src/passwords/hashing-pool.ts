@@ -55,7 +55,6 @@ export function createHashingPool (size = availableParallelism()): HashingPool {
 
   function spawnWorker () {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2 } })
-    worker.unref()
     workers.add(worker)
     worker.on('message', ({ id, result, error }: { id: number, result?: string | boolean, error?: string }) => {
       running.delete(worker)
@@ -82,14 +81,18 @@ export function createHashingPool (size = availableParallelism()): HashingPool {
   function dispatch (worker: Worker) {
     const next = queue.shift()
     if (next === undefined) {
+      // An idle thread never keeps the process alive (an app whose start failed is never closed);
+      // a busy one does, until its answer arrives.
+      worker.unref()
       idle.push(worker)
       return
     }
+    worker.ref()
     running.set(worker, next.id)
     worker.postMessage(next)
   }
 
-  for (let index = 0; index < size; index++) idle.push(spawnWorker())
+  for (let index = 0; index < size; index++) dispatch(spawnWorker())
 
   return {
     run (task) {
