@@ -64,16 +64,18 @@ export function toSvg ({ scenarios }: Results): string {
   const barWidth = 420
   const top = 30
   const height = top + scenarios.length * rowHeight + 30
-  const scale = Math.max(1.2, ...scenarios.flatMap(({ ratio, compare, goal }) => [ratio, compare === 'p99' ? Number(goal.replace(/[^0-9.]/g, '')) : 0]))
+  // The goal's ratio is the first number of its text ("≥ 0.6, p99 < 10 ms", "< 2× p99").
+  const goalRatio = (goal: string) => Number(/[0-9.]+/.exec(goal)?.[0])
+  const scale = Math.max(1.2, ...scenarios.flatMap(({ ratio, goal }) => [Number.isFinite(ratio) ? ratio : 0, goalRatio(goal)]))
   const x = (value: number) => labelWidth + Math.min(value, scale) / scale * barWidth
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
   const rows = scenarios.map(({ title, ratio, compare, goal, met }, index) => {
     const y = top + index * rowHeight
-    const goalValue = Number(goal.replace(/[^0-9.]/g, ''))
+    const goalValue = goalRatio(goal)
     const label = compare === 'p99' ? `${title} (p99 ratio, lower is better)` : title
     return [
       `<text x="${labelWidth - 8}" y="${y + 16}" text-anchor="end">${escape(label)}</text>`,
-      `<rect x="${labelWidth}" y="${y + 4}" width="${(x(ratio) - labelWidth).toFixed(1)}" height="16" fill="${met ? '#2e9e5b' : '#e0842b'}"/>`,
+      `<rect x="${labelWidth}" y="${y + 4}" width="${(x(Number.isFinite(ratio) ? ratio : 0) - labelWidth).toFixed(1)}" height="16" fill="${met ? '#2e9e5b' : '#e0842b'}"/>`,
       `<line x1="${x(goalValue).toFixed(1)}" x2="${x(goalValue).toFixed(1)}" y1="${y + 1}" y2="${y + 23}" stroke="#222" stroke-width="2"/>`,
       `<text x="${(x(ratio) + 4).toFixed(1)}" y="${y + 16}">${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'}</text>`
     ].join('')
