@@ -1,0 +1,121 @@
+import autocannon from 'autocannon'
+import { BENCH_PASSWORD, seededUser } from './seed.js'
+
+export const CONNECTIONS = 50
+
+export interface Measurement {
+  requestsPerSecond: number
+  p50: number
+  p99: number
+  /** Connection errors, timeouts and answers other than 2xx. */
+  errors: number
+}
+
+export interface Timing {
+  warmupSeconds: number
+  seconds: number
+}
+
+export interface Load {
+  url: string
+  requests: autocannon.Request[]
+  connections?: number
+}
+
+/**
+ * One autocannon run: a warm-up whose figures are dropped, then the timed
+ * window. `load` is asked anew for each, so that a load can start from fresh
+ * sessions.
+ */
+export async function measure (load: () => Load | Promise<Load>, timing: Timing): Promise<Measurement> {
+  await run(await load(), timing.warmupSeconds)
+  return await run(await load(), timing.seconds)
+}
+
+async function run ({ url, requests, connections = CONNECTIONS }: Load, seconds: number): Promise<Measurement> {
+  const result = await autocannon({ url, connections, duration: seconds, requests, timeout: 10 })
+  return {
+    requestsPerSecond: result.requests.total / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx
+  }
+}
+
+/** A logged-in user: its id and the tokens of one session. */
+export interface Session {
+  userId: number
+  accessToken: string
+  refreshToken: string
+}
+
+/** Logs the seeded users `indexes` in over HTTP, one session each. */
+export async function logIn (url: string, indexes: number[]): Promise<Session[]> {
+  return await Promise.all(indexes.map(async (index) => {
+    const response = await fetch(`${url}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: seededUser(index).email, password: BENCH_PASSWORD })
+    })
+    if (response.status !== 200) throw new Error(`bench login of user ${index} answered ${response.status}: ${await response.text()}`)
+    const body = await response.json() as { user: { id: number }, accessToken: string, refreshToken?: string }
+    const refreshToken = body.refreshToken ?? cookieValue(response.headers.getSetCookie(), 'refreshToken')
+    if (refreshToken === undefined) throw new Error('bench login returned no refresh token')
+    return { userId: body.user.id, accessToken: body.accessToken, refreshToken }
+  }))
+}
+
+/** `count` user indexes spread evenly over the `users` seeded ones. */
+export function spreadUsers (count: number, users: number): number[] {
+  return Array.from({ length: count }, (_, slot) => 1 + Math.floor(slot * (users - 1) / Math.max(count - 1, 1)))
+}
+
+export function cookieValue (setCookies: string | string[] | undefined, name: string): string | undefined {
+  for (const line of [setCookies ?? []].flat()) {
+    const [pair] = line.split(';')
+    const separator = pair.indexOf('=')
+    if (pair.slice(0, separator).trim() === name) return pair.slice(separator + 1)
+  }
+  return undefined
+}
+
+/** Requests taking the sessions in turn (no state carried from one answer to the next). */
+export function roundRobin (sessions: Session[], build: (session: Session) => Partial<autocannon.Request>): autocannon.Request[] {
+  let next = 0
+  return [{
+    setupRequest: (request) => {
+      const session = sessions[next++ % sessions.length]
+      return { ...request, ...build(session) }
+    }
+  }]
+}
+
+/**
+ * Requests that each take a session from a pool and give it back with the
+ * token the answer rotated in, so that every virtual client carries its own
+ * live refresh cookie. The pool holds more sessions than connections.
+ */
+export function rotatingRefresh (sessions: Session[], path: string): autocannon.Request[] {
+  const idle = [...sessions]
+  return [{
+    method: 'POST',
+    path,
+    setupRequest: (request, context: { session?: Session }) => {
+      const session = idle.pop()
+      if (session === undefined) throw new Error('rotating refresh: the session pool ran dry')
+      context.session = session
+      return { ...request, headers: { cookie: `refreshToken=${session.refreshToken}` } }
+    },
+    onResponse: (status, _body, context: { session?: Session }, headers) => {
+      const session = context.session as Session
+      const rotated = cookieValue(headerValue(headers, 'set-cookie'), 'refreshToken')
+      if (status === 200 && rotated !== undefined) session.refreshToken = rotated
+      idle.unshift(session)
+    }
+  }]
+}
+
+function headerValue (headers: Record<string, string | string[] | undefined> | undefined, name: string): string | string[] | undefined {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value
+  return undefined
+}

@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+const SERVICE_ENTRY = fileURLToPath(new URL('../dist/src/server.js', import.meta.url))
+const READY_SIGNAL = fileURLToPath(new URL('./ready-signal.mjs', import.meta.url))
+const HELLO_WORLD = fileURLToPath(new URL('./hello-world.mjs', import.meta.url))
+const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
+
+export interface Running {
+  url: string
+  pid: number
+  /** From spawn to the port being known: Node's start, the app's plugins, migrations, listen. */
+  readyMs: number
+  /** Resident set size now, in MB (Linux /proc). */
+  rssMb (): number
+  stop (): Promise<void>
+}
+
+export interface ServiceOptions {
+  variant: 'header' | 'cookie'
+  databaseFile: string
+  /** Where `--cpu-prof` writes this process's profile, when profiling. */
+  profileDir?: string
+}
+
+/** The service as `npm start` runs it (dist/), with the settings a benchmark needs, on a free port. */
+export function startService ({ variant, databaseFile, profileDir }: ServiceOptions): Promise<Running> {
+  const environment: Record<string, string> = {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    API_VARIANT: variant,
+    DATABASE_URL: databaseFile,
+    RATE_LIMIT_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+    COOKIE_SECURE: 'false'
+  }
+  const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  return startProcess([...profile, '--import', READY_SIGNAL, SERVICE_ENTRY], environment)
+}
+
+/** The ceiling: a bare Fastify hello-world in its own process. */
+export function startHelloWorld (): Promise<Running> {
+  return startProcess([HELLO_WORLD], {})
+}
+
+/** Raw Argon2id hashes per second at the service's parameters, in a process of its own. */
+export async function measureHashRate (warmupSeconds: number, seconds: number, inFlight: number): Promise<number> {
+  const child = spawn(process.execPath, ['--import', 'tsx', HASH_RATE, String(warmupSeconds), String(seconds), String(inFlight)], {
+    env: childEnvironment({}),
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  const [message] = await once(child, 'message') as [{ perSecond: number }]
+  await once(child, 'exit')
+  return message.perSecond
+}
+
+/** PATH and the libuv pool size pass through, so that the service and the raw hash rate share one pool size. */
+function childEnvironment (environment: Record<string, string>): NodeJS.ProcessEnv {
+  const { PATH, UV_THREADPOOL_SIZE } = process.env
+  return { PATH, ...(UV_THREADPOOL_SIZE === undefined ? {} : { UV_THREADPOOL_SIZE }), ...environment }
+}
+
+async function startProcess (args: string[], environment: Record<string, string>): Promise<Running> {
+  const started = process.hrtime.bigint()
+  const child = spawn(process.execPath, args, { env: childEnvironment(environment), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  let output = ''
+  child.stdout?.on('data', (chunk) => { output += chunk })
+  child.stderr?.on('data', (chunk) => { output += chunk })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port))
+    child.once('exit', (code) => reject(new Error(`${args.at(-1)} exited (${code}) before listening:\n${output}`)))
+  })
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6
+  const pid = child.pid as number
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid,
+    readyMs,
+    rssMb: () => residentMegabytes(pid),
+    stop: () => stopProcess(child)
+  }
+}
+
+async function stopProcess (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  child.kill('SIGTERM')
+  await once(child, 'exit')
+}
+
+function residentMegabytes (pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kilobytes = /^VmRSS:\s+(\d+) kB$/m.exec(status)
+  return kilobytes === null ? Number.NaN : Number(kilobytes[1]) / 1024
+}

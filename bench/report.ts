@@ -1,0 +1,92 @@
+import type { Measurement } from './load.js'
+import type { Scenario } from './scenarios.js'
+
+export interface ScenarioResult {
+  id: string
+  title: string
+  compare: Scenario['compare']
+  baseline: { label: string, median: Measurement, rounds: Measurement[] }
+  target: { label: string, median: Measurement, rounds: Measurement[] }
+  /** Median over the rounds of target/baseline (req/s, or p99 for `compare: 'p99'`). */
+  ratio: number
+  goal: string
+  met: boolean
+}
+
+export interface ProcessResult {
+  /** Median spawn-to-listening time of restarts on an existing store. */
+  startToReadyMs: number
+  /** The same for hello-world: what Node and Fastify alone take on this machine. */
+  helloWorldStartToReadyMs: number
+  /** Resident memory of each service after its load. */
+  rssMb: Record<string, number>
+}
+
+export interface Results {
+  date: string
+  machine: { cpus: number, cpuModel: string, node: string, fastify: string, threadpool: string }
+  settings: { connections: number, warmupSeconds: number, seconds: number, rounds: number, smallUsers: number, bigUsers: number, quick: boolean }
+  scenarios: ScenarioResult[]
+  process?: ProcessResult
+}
+
+const figure = (value: number, digits = 0) => Number.isFinite(value) ? value.toFixed(digits) : '–'
+
+export function toMarkdown ({ date, machine, settings, scenarios, process }: Results): string {
+  const lines = [
+    `Measured ${date} on ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, Fastify ${machine.fastify}, libuv pool ${machine.threadpool}; ` +
+    `${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s window, ${settings.rounds} alternating rounds, medians; ` +
+    `small store ${settings.smallUsers.toLocaleString('en')} users, big store ${settings.bigUsers.toLocaleString('en')}.${settings.quick ? ' QUICK RUN: figures are indicative only.' : ''}`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | errors | baseline | baseline req/s | baseline p99 ms | ratio | goal | met |',
+    '|---|--:|--:|--:|--:|---|--:|--:|--:|---|:-:|'
+  ]
+  for (const { title, target, baseline, ratio, goal, met } of scenarios) {
+    const t = target.median
+    const b = baseline.median
+    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${met ? 'yes' : '**no**'} |`)
+  }
+  if (process !== undefined) {
+    lines.push('', '| process | value | goal | met |', '|---|--:|---|:-:|')
+    lines.push(`| start to ready (spawn to listening, median of restarts) | ${figure(process.startToReadyMs)} ms | < 500 ms | ${process.startToReadyMs < 500 ? 'yes' : '**no**'} |`)
+    lines.push(`| start to ready of hello-world (the floor) | ${figure(process.helloWorldStartToReadyMs)} ms | | |`)
+    for (const [service, rss] of Object.entries(process.rssMb)) {
+      lines.push(`| RSS after load, ${service} | ${figure(rss)} MB | < 150 MB | ${rss < 150 ? 'yes' : '**no**'} |`)
+    }
+  }
+  return lines.join('\n') + '\n'
+}
+
+/** A horizontal bar per scenario: its ratio, with the goal marked; green where met. */
+export function toSvg ({ scenarios }: Results): string {
+  const rowHeight = 26
+  const labelWidth = 360
+  const barWidth = 420
+  const top = 30
+  const height = top + scenarios.length * rowHeight + 30
+  // The goal's ratio is the first number of its text ("≥ 0.6, p99 < 10 ms", "< 2× p99").
+  const goalRatio = (goal: string) => Number(/[0-9.]+/.exec(goal)?.[0])
+  const scale = Math.max(1.2, ...scenarios.flatMap(({ ratio, goal }) => [Number.isFinite(ratio) ? ratio : 0, goalRatio(goal)]))
+  const x = (value: number) => labelWidth + Math.min(value, scale) / scale * barWidth
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+  const rows = scenarios.map(({ title, ratio, compare, goal, met }, index) => {
+    const y = top + index * rowHeight
+    const goalValue = goalRatio(goal)
+    const label = compare === 'p99' ? `${title} (p99 ratio, lower is better)` : title
+    return [
+      `<text x="${labelWidth - 8}" y="${y + 16}" text-anchor="end">${escape(label)}</text>`,
+      `<rect x="${labelWidth}" y="${y + 4}" width="${(x(Number.isFinite(ratio) ? ratio : 0) - labelWidth).toFixed(1)}" height="16" fill="${met ? '#2e9e5b' : '#e0842b'}"/>`,
+      `<line x1="${x(goalValue).toFixed(1)}" x2="${x(goalValue).toFixed(1)}" y1="${y + 1}" y2="${y + 23}" stroke="#222" stroke-width="2"/>`,
+      `<text x="${(x(ratio) + 4).toFixed(1)}" y="${y + 16}">${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'}</text>`
+    ].join('')
+  })
+  const ticks = [0, 0.25, 0.5, 0.75, 1, 1.5, 2, 3].filter((tick) => tick <= scale).map((tick) =>
+    `<line x1="${x(tick).toFixed(1)}" x2="${x(tick).toFixed(1)}" y1="${top - 4}" y2="${height - 26}" stroke="#ddd"/>` +
+    `<text x="${x(tick).toFixed(1)}" y="${height - 12}" text-anchor="middle">${tick}</text>`)
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + barWidth + 60}" height="${height}" font-family="sans-serif" font-size="12">
+<text x="${labelWidth}" y="16" font-weight="bold">ratio to baseline (bar; black line: goal)</text>
+${ticks.join('\n')}
+${rows.join('\n')}
+</svg>
+`
+}

@@ -1,0 +1,41 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { test } from 'tap'
+import type { Results } from '../../bench/report.js'
+
+const RUN = fileURLToPath(new URL('../../bench/run.ts', import.meta.url))
+
+// The harness end to end, short: the built service (pretest builds dist/) and hello-world
+// on free ports, one scenario, two alternating rounds, the three output files.
+test('npm run bench (BENCH_QUICK=1) measures a scenario against hello-world and writes its reports', async (t) => {
+  const out = mkdtempSync(join(tmpdir(), 'account-bench-test-'))
+  t.teardown(() => rmSync(out, { recursive: true, force: true }))
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', RUN], {
+    env: { ...process.env, BENCH_QUICK: '1', BENCH_SCENARIOS: 'get-user-a,process', BENCH_OUT: out },
+    timeout: 60_000
+  })
+
+  const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as Results
+  t.equal(results.settings.quick, true)
+  t.equal(results.settings.rounds, 2)
+  t.same(results.scenarios.map(({ id }) => id), ['get-user-a'])
+  const [reads] = results.scenarios
+  t.equal(reads.baseline.label, 'hello-world')
+  t.equal(reads.baseline.rounds.length, 2)
+  t.equal(reads.target.rounds.length, 2)
+  t.ok(reads.baseline.median.requestsPerSecond > 0, 'hello-world answered')
+  t.ok(reads.target.median.requestsPerSecond > 0, 'the service answered')
+  t.equal(reads.target.median.errors, 0, 'every authenticated read got 200')
+  t.ok(reads.ratio > 0 && Number.isFinite(reads.ratio))
+  t.ok(results.process !== undefined && results.process.startToReadyMs > 0)
+  t.ok((results.process?.rssMb.header ?? 0) > 0, 'RSS of the service read after the load')
+
+  const markdown = readFileSync(join(out, 'latest.md'), 'utf8')
+  t.equal(markdown, stdout, 'the table printed is the table written')
+  t.match(markdown, /\| GET \/users\/:id, variant A \(Bearer\) \| \d+ \|/)
+  t.match(readFileSync(join(out, 'ratios.svg'), 'utf8'), /^<svg [^>]*>[\s\S]*GET \/users\/:id, variant A[\s\S]*<\/svg>\n$/)
+})

@@ -1,0 +1,33 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { test } from 'tap'
+import { ARGON2ID_OPTIONS } from '../../plugins/app/passwords.js'
+import { createHashingPool } from '../../src/passwords/hashing-pool.js'
+
+test('the hashing pool hashes and verifies on its threads, more tasks than threads', async (t) => {
+  const pool = createHashingPool(2)
+  t.teardown(() => pool.close())
+  const hashes = await Promise.all(['one password', 'two password', 'three password'].map((password) =>
+    pool.run({ op: 'hash', password, options: ARGON2ID_OPTIONS })))
+  for (const hash of hashes) t.match(hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
+  t.equal(await pool.run({ op: 'verify', passwordHash: hashes[1] as string, password: 'two password' }), true)
+  t.equal(await pool.run({ op: 'verify', passwordHash: hashes[1] as string, password: 'one password' }), false)
+  await t.rejects(pool.run({ op: 'verify', passwordHash: 'not a hash', password: 'x' }), 'a malformed hash fails its task')
+  t.equal(await pool.run({ op: 'verify', passwordHash: hashes[0] as string, password: 'one password' }), true, 'and the pool goes on')
+})
+
+test('hashing threads run at the lowest CPU priority', { skip: process.platform !== 'linux' && 'thread priorities read from /proc' }, async (t) => {
+  const niceOf = (thread: string) => Number(readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').split(') ')[1].split(' ')[16])
+  const before = new Set(readdirSync('/proc/self/task'))
+  const pool = createHashingPool(2)
+  t.teardown(() => pool.close())
+  await Promise.all([1, 2].map(() => pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS })))
+  const lowered = readdirSync('/proc/self/task').filter((thread) => !before.has(thread) && niceOf(thread) === 19)
+  t.ok(lowered.length >= 2, `two threads at nice 19 (found ${lowered.length})`)
+  t.equal(niceOf(String(process.pid)), 0, 'the event loop keeps its priority')
+})
+
+test('a closed pool refuses work', async (t) => {
+  const pool = createHashingPool(1)
+  await pool.close()
+  await t.rejects(pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS }), /closed/)
+})
