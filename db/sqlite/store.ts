@@ -106,11 +106,12 @@ function prepareStatements (db: Db) {
       lastUsedAt: placeholder('now')
     }).prepare(),
     touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
-    // Run on every authenticated request (revocation is immediate): one indexed lookup on the family.
-    familyTokenState: db.select({
-      tokens: count(),
-      live: sql<number>`sum(${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`
-    }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare(),
+    // Run on every authenticated request (revocation is immediate): the family index, stopping at the first
+    // token that keeps the session live (a family gathers a row per rotation until pruning, so no aggregate).
+    liveFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens)
+      .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)))
+      .limit(1).prepare(),
+    anyFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).limit(1).prepare(),
     signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
   }
 }
@@ -304,9 +305,10 @@ class SqliteStore implements AccountStore {
   }
 
   async sessionState (familyId: string, now: Date): Promise<SessionState> {
-    const state = this.run(() => this.statements.familyTokenState.get({ familyId, now: now.getTime() }))
-    if (state === undefined || state.tokens === 0) return 'unknown'
-    return Number(state.live) > 0 ? 'live' : 'revoked'
+    return this.run(() => {
+      if (this.statements.liveFamilyToken.get({ familyId, now: now.getTime() }) !== undefined) return 'live'
+      return this.statements.anyFamilyToken.get({ familyId }) === undefined ? 'unknown' : 'revoked'
+    })
   }
 
   async issueOneTimeToken (token: NewOneTimeToken, now: Date) {

@@ -30,6 +30,15 @@ export default fp(async (fastify) => {
     global: true,
     contentSecurityPolicy: { useDefaults: false, directives: API_CSP_DIRECTIVES },
     // No answer of ours is meant to be shown in a frame (a page route may relax this like the CSP).
-    frameguard: { action: 'deny' }
+    frameguard: { action: 'deny' },
+    // The headers of OWASP's REST Security Cheat Sheet stay (CSP, HSTS, nosniff, frame denial, referrer,
+    // resource policy); these only matter to documents a browser renders, or to browsers long gone,
+    // and would add ~200 bytes to every JSON answer.
+    crossOriginOpenerPolicy: false,
+    originAgentCluster: false,
+    xDnsPrefetchControl: false,
+    xDownloadOptions: false,
+    xPermittedCrossDomainPolicies: false,
+    xXssProtection: false
   })
 }, { name: 'helmet' })
