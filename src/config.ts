@@ -77,8 +77,8 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   for (const origin of allowedOrigins) {
     if (!isOrigin(origin)) throw new ConfigError(`Invalid setting: ALLOWED_ORIGINS has "${origin}", which is not an origin such as https://app.example.com`)
   }
-  if (/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
-    throw new ConfigError('Invalid setting: DATABASE_URL names PostgreSQL, which this build does not support yet; use a SQLite file path')
+  if (/^postgres(ql)?:/.test(env.DATABASE_URL) && !URL.canParse(env.DATABASE_URL)) {
+    throw new ConfigError('Invalid setting: DATABASE_URL is not a valid postgres:// URL')
   }
   return {
     nodeEnv: env.NODE_ENV,

@@ -1,17 +1,19 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { openStore } from '../../db/open.js'
 import { DuplicateValueError } from '../../db/store.js'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
+import { onPostgres, testDatabaseUrl, testStore } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
+
+const SQLITE_ONLY = onPostgres && 'reads the SQLite file itself'
 
 const newUser = (email: string, username: string | null = null) => ({ firstName: 'Ada', lastName: 'Lovelace', username, email, passwordHash: 'hash' })
 
 t.test('a restart keeps every user, session and the signing key', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
-  const first = await build(t, { variant: 'cookie', env: { DATABASE_URL: `file:${databaseUrl}` } })
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
+  const first = await build(t, { variant: 'cookie', env: { DATABASE_URL: onPostgres ? databaseUrl : `file:${databaseUrl}` } })
   const session = await loggedInUser(first, 'cookie')
   await first.close()
 
@@ -24,7 +26,7 @@ t.test('a restart keeps every user, session and the signing key', async (t) => {
   t.equal(login.statusCode, 200)
 })
 
-t.test('the store keeps only a hash of each refresh token', async (t) => {
+t.test('the store keeps only a hash of each refresh token', { skip: SQLITE_ONLY }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const server = await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, 'header')
@@ -38,8 +40,7 @@ t.test('the store keeps only a hash of each refresh token', async (t) => {
 })
 
 t.test('emails are unique; usernames unique ignoring case; null usernames never collide', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   await store.createUser(newUser('a@example.com', 'Ada'))
   await store.createUser(newUser('b@example.com'))
   await store.createUser(newUser('c@example.com'))
@@ -51,8 +52,7 @@ t.test('emails are unique; usernames unique ignoring case; null usernames never 
 })
 
 t.test('rotation succeeds once: a second rotation of the same token writes nothing', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   const user = await store.createUser(newUser('a@example.com'))
   const expiresAt = new Date(Date.now() + 60_000)
   await store.createRefreshToken({ tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt })
@@ -62,7 +62,7 @@ t.test('rotation succeeds once: a second rotation of the same token writes nothi
   t.match(await store.findRefreshToken('h0'), { replacedBy: 'h1', rotatedAt: Date })
 })
 
-t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', async (t) => {
+t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', { skip: SQLITE_ONLY }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const server = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
   await registerUser(server, 'cookie')
@@ -80,8 +80,7 @@ t.test('a store locked by another writer answers 503, and the service recovers w
 })
 
 t.test('revoking a user\'s sessions can spare the one that asked, and touches no other user', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   const bob = await store.createUser(newUser('b@example.com'))
   const expiresAt = new Date(Date.now() + 60_000)
@@ -98,8 +97,7 @@ t.test('revoking a user\'s sessions can spare the one that asked, and touches no
 })
 
 t.test('deleting a user takes their refresh tokens; users list in pages by id', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   const created = []
   for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) created.push(await store.createUser(newUser(email)))
   await store.createRefreshToken({ tokenHash: 'h', userId: created[1].id, familyId: 'f', expiresAt: new Date(Date.now() + 60_000) })
