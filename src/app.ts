@@ -7,6 +7,7 @@ import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
 import cookie from '../plugins/external/cookie.js'
 import rateLimit from '../plugins/external/rate-limit.js'
+import redis from '../plugins/external/redis.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
@@ -53,6 +54,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   })
 
   await fastify.register(cookie)
+  await fastify.register(redis, { redis: config.redis })
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })
 
   await fastify.register(errorHandler)
