@@ -8,6 +8,13 @@ export function isPostgresUrl (databaseUrl: string): boolean {
   return /^postgres(ql)?:\/\//.test(databaseUrl)
 }
 
+/** DATABASE_URL as it may be logged: a PostgreSQL URL without its user, password and options. */
+export function describeDatabase (databaseUrl: string): string {
+  if (!isPostgresUrl(databaseUrl)) return databaseUrl
+  const url = new URL(databaseUrl)
+  return `${url.protocol}//${url.host}${url.pathname}`
+}
+
 /**
  * Opens the store named by DATABASE_URL and applies its migrations: a
  * PostgreSQL URL, or a SQLite file path, `file:` URL or `:memory:`.

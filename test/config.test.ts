@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isPostgresUrl } from '../db/open.js'
+import { describeDatabase, isPostgresUrl } from '../db/open.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { parseDurationSeconds } from '../src/duration.js'
 
@@ -34,6 +34,8 @@ t.test('DATABASE_URL: a postgres:// or postgresql:// URL names PostgreSQL, anyth
   t.equal(isPostgresUrl('postgresql://app@db.internal/accounts'), true)
   t.equal(isPostgresUrl('./data/accounts.db'), false)
   t.equal(isPostgresUrl('file:./postgres.db'), false)
+  t.equal(describeDatabase('postgres://app:s3cret@db.internal:5432/accounts?sslmode=require'), 'postgres://db.internal:5432/accounts', 'logged without credentials')
+  t.equal(describeDatabase('./data/accounts.db'), './data/accounts.db')
 })
 
 t.test('a bad setting is refused with one line naming it', async (t) => {

@@ -52,10 +52,6 @@ export function describeStartError (error: unknown, databaseUrl: string): Error 
 }
 
 function redact (databaseUrl: string): string {
-  try {
-    const url = new URL(databaseUrl)
-    return `${url.host}${url.pathname}`
-  } catch {
-    return 'DATABASE_URL'
-  }
+  const url = new URL(databaseUrl)
+  return `${url.host}${url.pathname}`
 }
