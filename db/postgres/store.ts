@@ -38,7 +38,7 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   // query opens a new one or answers 503. Without a listener the 'error' event would end the process.
   pool.on('error', () => {})
   try {
-    await migrateUnderLock(pool)
+    await migrateUnderLock(databaseUrl)
   } catch (error) {
     await pool.end()
     throw describeStartError(error, databaseUrl)
@@ -46,27 +46,21 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   return new PostgresStore(pool, drizzle({ client: pool }))
 }
 
-async function migrateUnderLock (pool: pg.Pool): Promise<void> {
-  const client = await pool.connect()
-  let broken: Error | undefined
+// On a connection of its own, without the pool's timeouts: a later migration may build an index
+// for longer than a request may wait. Closing it also releases the lock, whatever happened.
+async function migrateUnderLock (databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
+  client.on('error', () => {}) // reported by the query that fails
   try {
+    await client.connect()
     const { rows } = await client.query<{ schema: string | null }>('select current_schema() as schema')
     const schema = rows[0].schema
     if (schema === null) throw new Error('the search_path of DATABASE_URL names no existing schema')
     // Session lock, not a transaction's: drizzle's migrator runs its own transaction on this connection.
-    const lockName = `account-service migrations ${schema}`
-    await client.query('select pg_advisory_lock(hashtext($1))', [lockName])
-    try {
-      await migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS_FOLDER, migrationsSchema: schema })
-    } finally {
-      await client.query('select pg_advisory_unlock(hashtext($1))', [lockName])
-    }
-  } catch (error) {
-    broken = error as Error
-    throw error
+    await client.query('select pg_advisory_lock(hashtext($1))', [`account-service migrations ${schema}`])
+    await migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS_FOLDER, migrationsSchema: schema })
   } finally {
-    // A connection that failed may still hold the lock; closing it releases the lock with the session.
-    client.release(broken)
+    await client.end()
   }
 }
 
