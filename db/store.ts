@@ -1,6 +1,6 @@
 /*
  * The account store: what the routes know of persistence. Each backend
- * (db/sqlite now, PostgreSQL later) implements this interface in its own
+ * (db/sqlite, db/postgres) implements this interface in its own
  * folder; every method is async so that a networked backend fits.
  */
 
@@ -144,6 +144,9 @@ export interface AccountStore {
   listSigningKeys (): Promise<SigningKeyRecord[]>
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */
   addSigningKey (key: SigningKeyRecord, options?: { onlyIfNone?: boolean }): Promise<void>
+
+  /** Resolves when the store answers a trivial query; throws StoreUnavailableError when it cannot (readiness checks). */
+  ping (): Promise<void>
 
   close (): Promise<void>
 }

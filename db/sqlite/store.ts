@@ -274,6 +274,10 @@ class SqliteStore implements AccountStore {
     }, { behavior: 'immediate' }))
   }
 
+  async ping () {
+    this.run(() => this.connection.prepare('select 1').get())
+  }
+
   async close () {
     if (this.connection.open) this.connection.close()
   }

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { SERVER_ENTRY, startServer } from '../fixtures/process.js'
-import { temporaryDatabase } from '../fixtures/temporary.js'
+import { testDatabaseUrl } from '../fixtures/database.js'
 
 async function call (baseUrl: string, method: string, path: string, options: { body?: unknown, headers?: Record<string, string> } = {}) {
   const response = await fetch(`${baseUrl}${path}`, {
@@ -24,7 +24,7 @@ function parseSetCookies (headers: Headers) {
 }
 
 t.test('header variant: a whole session over HTTP', async (t) => {
-  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: temporaryDatabase(t) })
+  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: await testDatabaseUrl(t, { persistent: true }) })
   const health = await call(baseUrl, 'GET', '/health')
   t.equal(health.status, 200)
 
@@ -46,7 +46,7 @@ t.test('header variant: a whole session over HTTP', async (t) => {
 })
 
 t.test('cookie variant: a whole session over HTTP with real Set-Cookie headers', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
   const { baseUrl, child } = await startServer(t, { API_VARIANT: 'cookie', DATABASE_URL: databaseUrl })
 
   const registered = await call(baseUrl, 'POST', '/auth/register', { body: { first_name: 'Ada', last_name: 'Lovelace', username: 'ada', email: 'ada@example.com', password: 'analytical engine' } })
