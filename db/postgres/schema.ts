@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 // The same tables as db/sqlite/schema.ts, in PostgreSQL's types. Unqualified names: the tables
 // live in the connection's search_path (public by default), so one database can hold several.
@@ -12,6 +12,8 @@ export const users = pgTable('users', {
   username: text('username'),
   email: text('email').notNull(),
   passwordHash: text('password_hash').notNull(),
+  emailVerified: boolean('email_verified').notNull().default(false),
+  emailVerifiedAt: moment('email_verified_at'),
   createdAt: moment('created_at').notNull(),
   updatedAt: moment('updated_at').notNull()
 }, (table) => [
@@ -32,6 +34,32 @@ export const refreshTokens = pgTable('refresh_tokens', {
 }, (table) => [
   index('refresh_tokens_family_idx').on(table.familyId),
   index('refresh_tokens_user_idx').on(table.userId)
+])
+
+/** Session metadata for GET /auth/sessions; the id is the refresh-token family id. Revocation stays on refresh_tokens. */
+export const sessions = pgTable('sessions', {
+  id: text('id').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: moment('created_at').notNull(),
+  lastUsedAt: moment('last_used_at').notNull(),
+  userAgent: text('user_agent'),
+  ip: text('ip')
+}, (table) => [
+  index('sessions_user_idx').on(table.userId)
+])
+
+/** Password-reset and email-verification tokens: only their SHA-256 hash is kept. */
+export const oneTimeTokens = pgTable('one_time_tokens', {
+  tokenHash: text('token_hash').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  purpose: text('purpose', { enum: ['reset_password', 'verify_email'] }).notNull(),
+  /** The address a verification link was sent to: it verifies only that address. */
+  email: text('email').notNull(),
+  createdAt: moment('created_at').notNull(),
+  expiresAt: moment('expires_at').notNull(),
+  usedAt: moment('used_at')
+}, (table) => [
+  index('one_time_tokens_user_purpose_idx').on(table.userId, table.purpose)
 ])
 
 export const signingKeys = pgTable('signing_keys', {

@@ -1,17 +1,11 @@
-import t, { type Test } from 'tap'
-import { openStore } from '../../db/open.js'
+import t from 'tap'
+import { testStore } from '../fixtures/database.js'
 
 const newUser = (email: string) => ({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
 const later = (milliseconds: number) => new Date(Date.now() + milliseconds)
 
-function openMemoryStore (t: Test) {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
-  return store
-}
-
 t.test('a new user is unverified; verification holds only for the address it was sent to; an email change can unverify', async (t) => {
-  const store = openMemoryStore(t)
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   t.equal(ada.emailVerified, false)
   t.equal(ada.emailVerifiedAt, null)
@@ -26,7 +20,7 @@ t.test('a new user is unverified; verification holds only for the address it was
 })
 
 t.test('a one-time token is used once, and a newer one of the same purpose voids it', async (t) => {
-  const store = openMemoryStore(t)
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   const token = (tokenHash: string, purpose: 'reset_password' | 'verify_email') => ({ tokenHash, userId: ada.id, purpose, email: ada.email, expiresAt: later(60_000) })
   await store.issueOneTimeToken(token('r1', 'reset_password'), new Date())
@@ -44,7 +38,7 @@ t.test('a one-time token is used once, and a newer one of the same purpose voids
 })
 
 t.test('sessions: listed while live, their state follows their refresh tokens', async (t) => {
-  const store = openMemoryStore(t)
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   const bob = await store.createUser(newUser('b@example.com'))
   const start = async (id: string, userId: number, expiresAt = later(60_000)) => {

@@ -102,7 +102,7 @@ t.test('production with REQUIRE_EMAIL_VERIFICATION=true and no SMTP_URL refuses 
 t.test('header variant over HTTP: the reset link arrives by SMTP and ends every session', async (t) => {
   const mailbox = await startMailbox(t)
   const publicUrl = 'https://accounts.example.com'
-  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: temporaryDatabase(t), SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: publicUrl })
+  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: await testDatabaseUrl(t, { persistent: true }), SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: publicUrl })
   const user = { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', password: 'analytical engine' }
   t.equal((await call(baseUrl, 'POST', '/auth/register', { body: user })).status, 201)
   const login = await call(baseUrl, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })
