@@ -1,12 +1,26 @@
 import { fileURLToPath } from 'node:url'
+import { openPostgresStore } from './postgres/store.js'
 import { openSqliteStore } from './sqlite/store.js'
 import type { AccountStore } from './store.js'
 
+/** `postgres://` and `postgresql://` URLs name PostgreSQL; anything else is SQLite. */
+export function isPostgresUrl (databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl)
+}
+
+/** DATABASE_URL as it may be logged: a PostgreSQL URL without its user, password and options. */
+export function describeDatabase (databaseUrl: string): string {
+  if (!isPostgresUrl(databaseUrl)) return databaseUrl
+  const url = new URL(databaseUrl)
+  return `${url.protocol}//${url.host}${url.pathname}`
+}
+
 /**
- * Opens the store named by DATABASE_URL: a file path, `file:` URL or
- * `:memory:` is SQLite. (PostgreSQL URLs are refused by the config for now.)
+ * Opens the store named by DATABASE_URL and applies its migrations: a
+ * PostgreSQL URL, or a SQLite file path, `file:` URL or `:memory:`.
  */
-export function openStore (databaseUrl: string): AccountStore {
+export async function openStore (databaseUrl: string): Promise<AccountStore> {
+  if (isPostgresUrl(databaseUrl)) return await openPostgresStore(databaseUrl)
   return openSqliteStore(sqliteFilename(databaseUrl))
 }
 

@@ -1,6 +1,6 @@
 /*
  * The account store: what the routes know of persistence. Each backend
- * (db/sqlite now, PostgreSQL later) implements this interface in its own
+ * (db/sqlite, db/postgres) implements this interface in its own
  * folder; every method is async so that a networked backend fits.
  */
 
@@ -145,8 +145,9 @@ export interface AccountStore {
   /** Stores a key; when `onlyIfNone`, only if the store has no key yet (first start of several instances). */
   addSigningKey (key: SigningKeyRecord, options?: { onlyIfNone?: boolean }): Promise<void>
 
-  /** Resolves when the store answers and its schema has every migration applied; rejects with StoreUnavailableError otherwise (GET /ready). */
+  /** Resolves when the store answers and its schema has every migration applied; throws StoreUnavailableError otherwise (GET /ready). */
   ping (): Promise<void>
+
   close (): Promise<void>
 }
 

@@ -84,7 +84,7 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
     // Loaded only now, so that --help and usage errors answer at once.
     const [{ loadConfig }, { openStore }] = await Promise.all([import('./config.js'), import('../db/open.js')])
     const databaseUrl = values.database ?? loadConfig().databaseUrl
-    store = openStore(databaseUrl)
+    store = await openStore(databaseUrl)
     await command(store, { json: values.json, limit: values.limit, after: values.after }, out, databaseUrl)
     return 0
   } catch (error) {

@@ -14,6 +14,7 @@ import tokenPruning from '../plugins/app/token-pruning.js'
 import cookie from '../plugins/external/cookie.js'
 import helmet from '../plugins/external/helmet.js'
 import rateLimit from '../plugins/external/rate-limit.js'
+import redis from '../plugins/external/redis.js'
 import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
@@ -83,6 +84,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
 
   await fastify.register(helmet)
   await fastify.register(cookie)
+  await fastify.register(redis, { redis: config.redis })
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })
   await fastify.register(swagger)
 

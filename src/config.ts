@@ -13,6 +13,8 @@ const EnvironmentSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   API_VARIANT: Type.Union([Type.Literal('header'), Type.Literal('cookie')], { default: 'cookie' }),
   DATABASE_URL: Type.String({ minLength: 1, default: './data/accounts.db' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_KEY_PREFIX: Type.String({ default: 'account-service:' }),
   ACCESS_TOKEN_TTL: Duration('15m'),
   REFRESH_TOKEN_TTL: Duration('30d'),
   REFRESH_REUSE_GRACE: Duration('5s'),
@@ -55,6 +57,8 @@ export interface Config {
   port: number
   variant: Variant
   databaseUrl: string
+  /** Shared counters for several instances; absent: counters in memory, per process. */
+  redis?: { url: string, keyPrefix: string }
   accessTokenTtlSeconds: number
   refreshTokenTtlSeconds: number
   refreshReuseGraceSeconds: number
@@ -137,8 +141,8 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   const emailVerificationTtlSeconds = parseDurationSeconds(env.EMAIL_VERIFICATION_TTL)
   if (passwordResetTtlSeconds < 1) throw new ConfigError('Invalid setting: PASSWORD_RESET_TTL must be at least 1 second')
   if (emailVerificationTtlSeconds < 1) throw new ConfigError('Invalid setting: EMAIL_VERIFICATION_TTL must be at least 1 second')
-  if (/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
-    throw new ConfigError('Invalid setting: DATABASE_URL names PostgreSQL, which this build does not support yet; use a SQLite file path')
+  if (/^postgres(ql)?:/.test(env.DATABASE_URL) && !URL.canParse(env.DATABASE_URL)) {
+    throw new ConfigError('Invalid setting: DATABASE_URL is not a valid postgres:// URL')
   }
   return {
     nodeEnv: env.NODE_ENV,
@@ -146,6 +150,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     port: env.PORT,
     variant: env.API_VARIANT,
     databaseUrl: env.DATABASE_URL,
+    redis: env.REDIS_URL === undefined ? undefined : { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
     accessTokenTtlSeconds,
     refreshTokenTtlSeconds,
     refreshReuseGraceSeconds: parseDurationSeconds(env.REFRESH_REUSE_GRACE),

@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import fp from 'fastify-plugin'
+import { describeDatabase } from '../db/open.js'
 import app, { serverOptions } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 
@@ -52,5 +53,5 @@ export async function start (): Promise<void> {
     await server.close()
     return process.exit(1)
   }
-  server.log.info({ variant: config.variant, database: config.databaseUrl }, 'account service ready')
+  server.log.info({ variant: config.variant, database: describeDatabase(config.databaseUrl) }, 'account service ready')
 }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { describeDatabase, isPostgresUrl } from '../db/open.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { parseDurationSeconds } from '../src/duration.js'
 
@@ -28,6 +29,15 @@ t.test('durations accept seconds or a unit', async (t) => {
   })
 })
 
+t.test('DATABASE_URL: a postgres:// or postgresql:// URL names PostgreSQL, anything else a SQLite file', async (t) => {
+  t.equal(loadConfig({ DATABASE_URL: 'postgres://app@db.internal:5432/accounts' }).databaseUrl, 'postgres://app@db.internal:5432/accounts')
+  t.equal(isPostgresUrl('postgresql://app@db.internal/accounts'), true)
+  t.equal(isPostgresUrl('./data/accounts.db'), false)
+  t.equal(isPostgresUrl('file:./postgres.db'), false)
+  t.equal(describeDatabase('postgres://app:s3cret@db.internal:5432/accounts?sslmode=require'), 'postgres://db.internal:5432/accounts', 'logged without credentials')
+  t.equal(describeDatabase('./data/accounts.db'), './data/accounts.db')
+})
+
 t.test('a bad setting is refused with one line naming it', async (t) => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'eighty' }, /^Invalid setting: PORT /],
@@ -39,7 +49,7 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
     [{ RATE_LIMIT_ENABLED: 'maybe' }, /^Invalid setting: RATE_LIMIT_ENABLED /],
     [{ LOG_LEVEL: 'loud' }, /^Invalid setting: LOG_LEVEL /],
     [{ ALLOWED_ORIGINS: 'app.example.com' }, /^Invalid setting: ALLOWED_ORIGINS /],
-    [{ DATABASE_URL: 'postgres://localhost/test' }, /^Invalid setting: DATABASE_URL /],
+    [{ DATABASE_URL: 'postgres://[::1' }, /^Invalid setting: DATABASE_URL /],
     [{ RATE_LIMIT_LOCKOUT: '0' }, /^Invalid setting: RATE_LIMIT_LOCKOUT /],
     [{ RATE_LIMIT_LOCKOUT: '10m', RATE_LIMIT_LOCKOUT_MAX: '1m' }, /^Invalid setting: RATE_LIMIT_LOCKOUT_MAX /],
     [{ RATE_LIMIT_LOGIN_FAILURES: '0' }, /^Invalid setting: RATE_LIMIT_LOGIN_FAILURES /],

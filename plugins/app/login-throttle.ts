@@ -1,4 +1,6 @@
+import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
 import type { Config } from '../../src/config.js'
 
 declare module 'fastify' {
@@ -23,9 +25,8 @@ export interface FailureState {
 }
 
 /**
- * Where the failure counts live. In memory (one process) by default; a Redis
- * implementation (HINCRBY + HSET + PEXPIRE in one MULTI) fits the same three
- * calls and shares the counts between instances. `increment` must be atomic:
+ * Where the failure counts live: in memory (one process) without REDIS_URL,
+ * in Redis with it, shared by every instance. `increment` must be atomic:
  * parallel guesses must not lose counts.
  */
 export interface FailureStore {
@@ -71,9 +72,61 @@ export function memoryFailureStore (maxKeys = MAX_TRACKED_KEYS): FailureStore {
   }
 }
 
+/** Keys of the Redis FailureStore, after REDIS_KEY_PREFIX (the client adds that). */
+export const REDIS_FAILURES_NAMESPACE = 'login-failures:'
+
+/**
+ * The Redis FailureStore: one hash per account, `count` and `lastFailureAt`,
+ * expiring `ttlMs` after the last failure. HINCRBY, HSET and PEXPIRE run in
+ * one MULTI, so failures on all instances at once are all counted and the key
+ * never outlives its expiry. Redis holds only these counters: when it fails,
+ * the throttle fails open (nothing is locked, failures are not counted) and
+ * warns once until Redis answers again, as the rate limits do.
+ */
+export function redisFailureStore (redis: Redis, log: FastifyBaseLogger): FailureStore {
+  const keyOf = (key: string) => `${REDIS_FAILURES_NAMESPACE}${key}`
+  let failing = false
+  /** Runs a command, or answers `fallback` when it fails (fastify.redis fails at once while Redis is away). */
+  const attempt = async <T>(command: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      const value = await command()
+      failing = false
+      return value
+    } catch (error) {
+      if (!failing) log.warn({ err: error }, 'Redis unavailable: failed logins are not counted and no account is locked until it answers')
+      failing = true
+      return fallback
+    }
+  }
+  return {
+    async get (key) {
+      return attempt(async () => {
+        const [count, lastFailureAt] = await redis.hmget(keyOf(key), 'count', 'lastFailureAt')
+        return count === null || lastFailureAt === null ? undefined : { count: Number(count), lastFailureAt: Number(lastFailureAt) }
+      }, undefined)
+    },
+    async increment (key, now, ttlMs) {
+      return attempt(async () => {
+        const results = await redis.multi()
+          .hincrby(keyOf(key), 'count', 1)
+          .hset(keyOf(key), 'lastFailureAt', now)
+          .pexpire(keyOf(key), ttlMs)
+          .exec()
+        // exec() gives [error, reply] per command; any failed command fails the increment.
+        const failed = results?.find(([error]) => error !== null)?.[0]
+        if (results === null || failed != null) throw failed ?? new Error('MULTI aborted')
+        return { count: Number(results[0][1]), lastFailureAt: now }
+      }, { count: 0, lastFailureAt: now })
+    },
+    async delete (key) {
+      await attempt(() => redis.del(keyOf(key)), 0)
+    }
+  }
+}
+
 export interface LoginThrottleOptions {
   rateLimit: Config['rateLimit']
-  /** Where to keep the counts; memory by default. */
+  /** Where to keep the counts; by default Redis when the service has REDIS_URL (fastify.redis), else memory. */
   failureStore?: FailureStore
 }
 
@@ -87,11 +140,13 @@ export interface LoginThrottleOptions {
  * @fastify/rate-limit on the route. Unknown emails are counted like known ones,
  * so the lockout reveals nothing about which accounts exist.
  */
-export default fp<LoginThrottleOptions>(async (fastify, { rateLimit, failureStore = memoryFailureStore() }) => {
+export default fp<LoginThrottleOptions>(async (fastify, { rateLimit, failureStore }) => {
   if (!rateLimit.enabled) {
     fastify.decorate('loginThrottle', { retryAfterSeconds: async () => 0, async recordFailure () {}, async clear () {} })
     return
   }
+  // Behind a load balancer a guesser's requests spread over every instance: the lockout must count them all.
+  failureStore ??= fastify.hasDecorator('redis') ? redisFailureStore(fastify.redis, fastify.log) : memoryFailureStore()
   const firstLockoutMs = rateLimit.lockoutSeconds * 1000
   const maxLockoutMs = rateLimit.lockoutMaxSeconds * 1000
   // Failures are forgotten once the longest lockout has passed without another.
@@ -118,4 +173,4 @@ export default fp<LoginThrottleOptions>(async (fastify, { rateLimit, failureStor
     }
   }
   fastify.decorate('loginThrottle', loginThrottle)
-}, { name: 'login-throttle' })
+}, { name: 'login-throttle', dependencies: ['redis'] })

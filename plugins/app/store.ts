@@ -14,7 +14,7 @@ export interface StoreOptions {
 
 /** Opens the account store named by DATABASE_URL (migrating it) and closes it with the server. */
 export default fp<StoreOptions>(async (fastify, { databaseUrl }) => {
-  const store = openStore(databaseUrl)
+  const store = await openStore(databaseUrl)
   fastify.decorate('store', store)
   fastify.addHook('onClose', async () => { await store.close() })
 }, { name: 'store' })

@@ -13,12 +13,18 @@ export interface RateLimitOptions {
  * client costs no body parsing. Failed logins are counted apart, by
  * plugins/app/login-throttle. RATE_LIMIT_ENABLED=false leaves it out
  * altogether (benchmarks, load tests).
+ *
+ * With REDIS_URL the counters live in Redis, so every instance behind a load
+ * balancer counts against the same limit; else in this process's memory. If
+ * Redis stops answering, requests are served without a limit rather than
+ * refused (skipOnError): a counter outage must not take logins down.
  */
 export default fp<RateLimitOptions>(async (fastify, { rateLimit }) => {
   if (!rateLimit.enabled) return
   await fastify.register(fastifyRateLimit, {
     global: false,
     timeWindow: rateLimit.windowSeconds * 1000,
+    ...(fastify.hasDecorator('redis') ? { redis: fastify.redis, nameSpace: 'rate-limit:', skipOnError: true } : {}),
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000))
   })
-}, { name: 'rate-limit' })
+}, { name: 'rate-limit', dependencies: ['redis'] })

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { SessionRecord, UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
-import { Email, Password } from './common.js'
+import { Email, NO_NUL, Password } from './common.js'
 import { CookieVariantUser, HeaderVariantUser, presentUser } from './users.js'
 
 /** A mailed token as the client got it from the link; longer input is refused before any lookup. */
@@ -65,4 +65,4 @@ export function presentSession (session: SessionRecord, currentSessionId: string
   }
 }
 
-export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false })
+export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }) }, { additionalProperties: false })

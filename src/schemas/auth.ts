@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { Variant } from '../config.js'
-import { Email, Name, Password, Token, Username } from './common.js'
+import { Email, Name, NO_NUL, Password, Token, Username } from './common.js'
 import { CookieVariantUser, HeaderVariantUser } from './users.js'
 
 const HeaderVariantRegisterBody = Type.Object({
@@ -22,7 +22,7 @@ export const RegisterBody = { header: HeaderVariantRegisterBody, cookie: CookieV
 export type RegisterBodyType = Static<typeof HeaderVariantRegisterBody> & { username?: string }
 
 export const LoginBody = Type.Object({
-  email: Type.String({ minLength: 1, maxLength: 254 }),
+  email: Type.String({ minLength: 1, maxLength: 254, pattern: NO_NUL }),
   password: Type.String({ minLength: 1, maxLength: 1024 })
 }, { additionalProperties: false })
 

@@ -5,9 +5,12 @@ import { Type } from '@sinclair/typebox'
  * before validation by normalizeUserFields, so these limits apply to the
  * stored value.
  */
+/** No NUL character: PostgreSQL's text cannot hold one (the query would fail), so such input is refused as invalid on either backend. */
+export const NO_NUL = '^[^\\u0000]*$'
+
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the service' })
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased; unique' })
-export const Name = Type.String({ minLength: 1, maxLength: 100, description: '1 to 100 characters after trimming' })
+export const Name = Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL, description: '1 to 100 characters after trimming' })
 export const Username = Type.String({
   minLength: 3,
   maxLength: 32,

@@ -1,17 +1,11 @@
-import t, { type Test } from 'tap'
-import { openStore } from '../../db/open.js'
+import t from 'tap'
+import { testStore } from '../fixtures/database.js'
 
 const newUser = (email: string) => ({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
 const later = (milliseconds: number) => new Date(Date.now() + milliseconds)
 
-function openMemoryStore (t: Test) {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
-  return store
-}
-
 t.test('a new user is unverified; verification holds only for the address it was sent to; an email change can unverify', async (t) => {
-  const store = openMemoryStore(t)
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   t.equal(ada.emailVerified, false)
   t.equal(ada.emailVerifiedAt, null)
@@ -26,7 +20,7 @@ t.test('a new user is unverified; verification holds only for the address it was
 })
 
 t.test('a one-time token is used once, and a newer one of the same purpose voids it', async (t) => {
-  const store = openMemoryStore(t)
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   const token = (tokenHash: string, purpose: 'reset_password' | 'verify_email') => ({ tokenHash, userId: ada.id, purpose, email: ada.email, expiresAt: later(60_000) })
   await store.issueOneTimeToken(token('r1', 'reset_password'), new Date())
@@ -44,7 +38,7 @@ t.test('a one-time token is used once, and a newer one of the same purpose voids
 })
 
 t.test('sessions: listed while live, their state follows their refresh tokens', async (t) => {
-  const store = openMemoryStore(t)
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   const bob = await store.createUser(newUser('b@example.com'))
   const start = async (id: string, userId: number, expiresAt = later(60_000)) => {
@@ -73,4 +67,30 @@ t.test('sessions: listed while live, their state follows their refresh tokens', 
   await store.deleteUser(ada.id)
   t.equal(await store.sessionState('s1', new Date()), 'unknown', 'a deleted user\'s sessions are gone')
   t.equal(await store.findSession('s1'), undefined)
+})
+
+t.test('pruning deletes expired and revoked tokens in batches, and session rows left without a token once a minute old', async (t) => {
+  const store = await testStore(t)
+  const ada = await store.createUser(newUser('a@example.com'))
+  const now = new Date()
+  const hourAgo = new Date(now.getTime() - 3600_000)
+  await store.createSession({ id: 'ended', userId: ada.id, userAgent: null, ip: null }, hourAgo)
+  await store.createRefreshToken({ tokenHash: 'expired', userId: ada.id, familyId: 'ended', expiresAt: later(-1000) })
+  await store.createSession({ id: 'logged-out', userId: ada.id, userAgent: null, ip: null }, hourAgo)
+  await store.createRefreshToken({ tokenHash: 'revoked', userId: ada.id, familyId: 'logged-out', expiresAt: later(60_000) })
+  await store.revokeFamily('logged-out', now)
+  await store.createSession({ id: 'live', userId: ada.id, userAgent: null, ip: null }, hourAgo)
+  await store.createRefreshToken({ tokenHash: 'live', userId: ada.id, familyId: 'live', expiresAt: later(60_000) })
+  await store.createSession({ id: 'logging-in', userId: ada.id, userAgent: null, ip: null }, now)
+
+  t.equal(await store.pruneRefreshTokens(now, 1), 1, 'at most the limit')
+  t.equal(await store.pruneRefreshTokens(now, 10), 1)
+  t.equal(await store.pruneRefreshTokens(now, 10), 0)
+  t.equal(await store.findRefreshToken('expired'), undefined)
+  t.equal(await store.findRefreshToken('revoked'), undefined)
+  t.ok(await store.findRefreshToken('live'))
+  t.equal(await store.findSession('ended'), undefined, 'a session row without tokens goes')
+  t.equal(await store.findSession('logged-out'), undefined)
+  t.ok(await store.findSession('live'))
+  t.ok(await store.findSession('logging-in'), 'a fresh row whose token may be on its way stays')
 })

@@ -6,7 +6,7 @@ const newUser = { firstName: 'Ada', lastName: 'Lovelace', username: null, email:
 
 // Rotations asked for in one turn of the event loop commit in one transaction; each must still be judged alone.
 t.test('rotations asked for together: each answered on its own, all written, a race still won once', async (t) => {
-  const store = openStore(temporaryDatabase(t))
+  const store = await openStore(temporaryDatabase(t))
   t.teardown(() => store.close())
   const user = await store.createUser(newUser)
   const expiresAt = new Date(Date.now() + 60_000)
@@ -31,7 +31,7 @@ t.test('rotations asked for together: each answered on its own, all written, a r
 })
 
 t.test('a rotation asked for as the store closes fails instead of hanging', async (t) => {
-  const store = openStore(':memory:')
+  const store = await openStore(':memory:')
   const user = await store.createUser(newUser)
   const expiresAt = new Date(Date.now() + 60_000)
   await store.createRefreshToken({ tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt })

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { SERVER_ENTRY, startServer } from '../fixtures/process.js'
-import { temporaryDatabase } from '../fixtures/temporary.js'
 import { call } from '../fixtures/http.js'
+import { testDatabaseUrl } from '../fixtures/database.js'
 
 /** Set-Cookie headers as a browser reads them: name, value and attributes. */
 function parseSetCookies (headers: Headers) {
@@ -15,7 +15,7 @@ function parseSetCookies (headers: Headers) {
 }
 
 t.test('header variant: a whole session over HTTP', async (t) => {
-  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: temporaryDatabase(t) })
+  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: await testDatabaseUrl(t, { persistent: true }) })
   const health = await call(baseUrl, 'GET', '/health')
   t.equal(health.status, 200)
 
@@ -37,7 +37,7 @@ t.test('header variant: a whole session over HTTP', async (t) => {
 })
 
 t.test('cookie variant: a whole session over HTTP with real Set-Cookie headers', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
   const { baseUrl, child } = await startServer(t, { API_VARIANT: 'cookie', DATABASE_URL: databaseUrl })
 
   const registered = await call(baseUrl, 'POST', '/auth/register', { body: { first_name: 'Ada', last_name: 'Lovelace', username: 'ada', email: 'ada@example.com', password: 'analytical engine' } })
@@ -93,7 +93,7 @@ t.test('production with REQUIRE_EMAIL_VERIFICATION=true and no SMTP_URL refuses 
 t.test('header variant over HTTP: the reset link arrives by SMTP and ends every session', async (t) => {
   const mailbox = await startMailbox(t)
   const publicUrl = 'https://accounts.example.com'
-  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: temporaryDatabase(t), SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: publicUrl })
+  const { baseUrl } = await startServer(t, { API_VARIANT: 'header', DATABASE_URL: await testDatabaseUrl(t, { persistent: true }), SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: publicUrl })
   const user = { first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', password: 'analytical engine' }
   t.equal((await call(baseUrl, 'POST', '/auth/register', { body: user })).status, 201)
   const login = await call(baseUrl, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })

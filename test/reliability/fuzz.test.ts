@@ -10,6 +10,7 @@ import type { Variant } from '../../src/config.js'
 import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
 import { testConfig } from '../fixtures/build.js'
 import { cookieValue, newUserBody } from '../fixtures/factories.js'
+import { onPostgres } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
 import { requestTo, strayRequest, type FuzzRequest, type HeaderValue, type TokenKind } from './arbitraries.js'
 
@@ -172,7 +173,7 @@ function pollutedPrototype (): string | undefined {
 }
 
 for (const variant of ['header', 'cookie'] as const) {
-  t.test(`${variant} variant: hostile requests to every route`, async (t) => {
+  t.test(`${variant} variant: hostile requests to every route`, { skip: onPostgres && 'reads the SQLite file for its before/after snapshots: SQLite pass only' }, async (t) => {
     const databaseUrl = temporaryDatabase(t)
     const { server, routes } = await buildCollectingRoutes(t, variant, databaseUrl)
     const declared = new Set(routes.map(route => `${route.method} ${route.url}`))

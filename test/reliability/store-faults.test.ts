@@ -8,6 +8,7 @@ import t, { type Test } from 'tap'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { credentials, loggedInUser, newUserBody, type Session } from '../fixtures/factories.js'
+import { onPostgres } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
 
 /*
@@ -19,6 +20,8 @@ import { temporaryDatabase } from '../fixtures/temporary.js'
  */
 
 const VARIANT = 'cookie'
+// Faults of a SQLite file (locks, permissions, a full disk); test/db/postgres.test.ts has PostgreSQL's outages.
+const SQLITE_ONLY = onPostgres && 'faults of the SQLite file: tested in the SQLite pass'
 
 function assertUnavailable (t: Test, response: Awaited<ReturnType<FastifyInstance['inject']>>, what: string) {
   t.test(what, async (t) => {
@@ -58,7 +61,7 @@ async function assertNotRegistered (t: Test, server: FastifyInstance, body: Reco
   t.equal((await write.register(server, body)).statusCode, 201, 'its email and username are still free')
 }
 
-t.test('a write lock held by another connection: 503 after the busy timeout, then recovery', async (t) => {
+t.test('a write lock held by another connection: 503 after the busy timeout, then recovery', { skip: SQLITE_ONLY }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const server = await build(t, { variant: VARIANT, env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, VARIANT)
@@ -105,7 +108,7 @@ function immutableRefused (): string | undefined {
   return refused === undefined ? undefined : `cannot make a file read-only here (chattr +i needs root and a filesystem with the attribute): ${refused}`
 }
 
-t.test('a database file made read-only under the running service: 503, then recovery', { skip: immutableRefused() ?? false }, async (t) => {
+t.test('a database file made read-only under the running service: 503, then recovery', { skip: SQLITE_ONLY || (immutableRefused() ?? false) }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const server = await build(t, { variant: VARIANT, env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, VARIANT)
@@ -128,7 +131,7 @@ t.test('a database file made read-only under the running service: 503, then reco
   await assertNotRegistered(t, server, refusedUser)
 })
 
-t.test('a database file that is read-only when the service starts: 503, then recovery once it is writable', { skip: immutableRefused() ?? false }, async (t) => {
+t.test('a database file that is read-only when the service starts: 503, then recovery once it is writable', { skip: SQLITE_ONLY || (immutableRefused() ?? false) }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const first = await build(t, { variant: VARIANT, env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(first, VARIANT)
@@ -184,7 +187,7 @@ function fillDisk (path: string) {
 const mounted = mountTmpfs('4m')
 const mountRefused = 'refused' in mounted ? `cannot mount a small tmpfs to fill (needs root): ${mounted.refused}` : false
 
-t.test('a full disk: 503, then recovery when space is freed', { skip: mountRefused }, async (t) => {
+t.test('a full disk: 503, then recovery when space is freed', { skip: SQLITE_ONLY || mountRefused }, async (t) => {
   if (!('folder' in mounted)) return
   const { folder } = mounted
   const databaseUrl = join(folder, 'accounts.db')

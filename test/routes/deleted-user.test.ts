@@ -1,19 +1,12 @@
-import Database from 'better-sqlite3'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { credentials, loggedInUser } from '../fixtures/factories.js'
-import { temporaryDatabase } from '../fixtures/temporary.js'
 
 t.test('a user deleted while its access token lives is 404 USER_NOT_FOUND, and its refresh token dies with it', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
-  const server = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
+  const server = await build(t, { variant: 'cookie' })
   const session = await loggedInUser(server, 'cookie')
-
-  const outside = new Database(databaseUrl)
-  outside.pragma('foreign_keys = ON')
-  outside.prepare('delete from users where id = ?').run(session.user.id)
-  outside.close()
+  t.equal(await server.store.deleteUser(session.user.id), true)
 
   const url = `/users/${session.user.id}`
   assertError(t, await server.inject({ method: 'GET', url, ...credentials('cookie', session) }), 404, 'USER_NOT_FOUND')

@@ -1,30 +1,26 @@
-import Database from 'better-sqlite3'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { cookieValue, loggedInUser } from '../fixtures/factories.js'
-import { temporaryDatabase } from '../fixtures/temporary.js'
+import { onPostgres, selectAll, testDatabaseUrl } from '../fixtures/database.js'
 
 const variant = 'cookie'
 
 t.test('50 parallel refreshes with one token leave exactly one live session family with exactly one live refresh token', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
   const server = await build(t, { variant, env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, variant)
   const responses = await Promise.all(Array.from({ length: 50 }, () =>
     server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: session.refreshToken } })))
   t.same(responses.map(response => response.statusCode), Array(50).fill(200), 'every tab gets an access token')
 
-  const db = new Database(databaseUrl, { readonly: true })
-  t.teardown(() => db.close())
-  const liveFamilies = db.prepare('SELECT COUNT(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?')
-    .get(session.user.id, Date.now()) as { n: number }
-  t.equal(liveFamilies.n, 1, 'one live session family')
-  const liveTokens = db.prepare('SELECT token_hash FROM refresh_tokens WHERE user_id = ? AND rotated_at IS NULL AND revoked_at IS NULL')
-    .all(session.user.id)
-  t.equal(liveTokens.length, 1, 'one live (unrotated, unrevoked) refresh token in it')
-  const families = db.prepare('SELECT COUNT(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ?').get(session.user.id) as { n: number }
-  t.equal(families.n, 1, 'no second family was ever started')
+  // Straight on the tables, as an operator would count them (PostgreSQL's count is a bigint, read as a string).
+  const userId = Number(session.user.id)
+  const now = onPostgres ? 'now()' : String(Date.now())
+  const count = async (query: string) => Number((await selectAll<{ n: number | string }>(t, databaseUrl, query))[0].n)
+  t.equal(await count(`SELECT COUNT(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now}`), 1, 'one live session family')
+  t.equal(await count(`SELECT COUNT(*) AS n FROM refresh_tokens WHERE user_id = ${userId} AND rotated_at IS NULL AND revoked_at IS NULL`), 1, 'one live (unrotated, unrevoked) refresh token in it')
+  t.equal(await count(`SELECT COUNT(DISTINCT family_id) AS n FROM refresh_tokens WHERE user_id = ${userId}`), 1, 'no second family was ever started')
 })
 
 t.test('a stolen refresh token replayed after its rotation revokes the whole session, the thief\'s and the owner\'s copy alike', async (t) => {

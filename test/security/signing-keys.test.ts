@@ -7,7 +7,7 @@ import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { loggedInUser, logIn } from '../fixtures/factories.js'
 import { decodePart, validClaims } from '../fixtures/jwt.js'
-import { temporaryDatabase } from '../fixtures/temporary.js'
+import { testDatabaseUrl } from '../fixtures/database.js'
 
 const variant = 'header'
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
@@ -51,12 +51,13 @@ t.test('a key retires exactly ACCESS_TOKEN_TTL + 1 s after its successor arrived
 })
 
 t.test('a running instance picks up a key that another instance or the admin command added', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
+  // Two instances and the admin command on one database: a file or a PostgreSQL schema.
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
   const first = await build(t, { variant, env: { DATABASE_URL: databaseUrl } })
   const second = await build(t, { variant, env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(first, variant)
 
-  const admin = openStore(databaseUrl)
+  const admin = await openStore(databaseUrl)
   const rotated = await rotateSigningKey(admin)
   await admin.close()
   await first.accessTokens.reloadKeys()

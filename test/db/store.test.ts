@@ -1,17 +1,19 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { openStore } from '../../db/open.js'
 import { DuplicateValueError } from '../../db/store.js'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
+import { onPostgres, selectAll, testDatabaseUrl, testStore } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
+
+const SQLITE_ONLY = onPostgres && 'locks the SQLite file from beside the service'
 
 const newUser = (email: string, username: string | null = null) => ({ firstName: 'Ada', lastName: 'Lovelace', username, email, passwordHash: 'hash' })
 
 t.test('a restart keeps every user, session and the signing key', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
-  const first = await build(t, { variant: 'cookie', env: { DATABASE_URL: `file:${databaseUrl}` } })
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
+  const first = await build(t, { variant: 'cookie', env: { DATABASE_URL: onPostgres ? databaseUrl : `file:${databaseUrl}` } })
   const session = await loggedInUser(first, 'cookie')
   await first.close()
 
@@ -25,21 +27,19 @@ t.test('a restart keeps every user, session and the signing key', async (t) => {
 })
 
 t.test('the store keeps only a hash of each refresh token', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
   const server = await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, 'header')
-  const raw = new Database(databaseUrl, { readonly: true })
-  t.teardown(() => raw.close())
-  const rows = raw.prepare('select token_hash from refresh_tokens').all() as Array<{ token_hash: string }>
+  // Read the tables as an operator would, around the service.
+  const rows = await selectAll<{ token_hash: string }>(t, databaseUrl, 'select token_hash from refresh_tokens')
   t.equal(rows.length, 1)
   t.not(rows[0].token_hash, session.refreshToken)
-  const user = raw.prepare('select password_hash from users').get() as { password_hash: string }
+  const [user] = await selectAll<{ password_hash: string }>(t, databaseUrl, 'select password_hash from users')
   t.match(user.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id with OWASP parameters')
 })
 
 t.test('emails are unique; usernames unique ignoring case; null usernames never collide', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   await store.createUser(newUser('a@example.com', 'Ada'))
   await store.createUser(newUser('b@example.com'))
   await store.createUser(newUser('c@example.com'))
@@ -51,8 +51,7 @@ t.test('emails are unique; usernames unique ignoring case; null usernames never 
 })
 
 t.test('rotation succeeds once: a second rotation of the same token writes nothing', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   const user = await store.createUser(newUser('a@example.com'))
   const expiresAt = new Date(Date.now() + 60_000)
   await store.createRefreshToken({ tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt })
@@ -62,7 +61,7 @@ t.test('rotation succeeds once: a second rotation of the same token writes nothi
   t.match(await store.findRefreshToken('h0'), { replacedBy: 'h1', rotatedAt: Date })
 })
 
-t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', async (t) => {
+t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', { skip: SQLITE_ONLY }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const server = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
   await registerUser(server, 'cookie')
@@ -80,8 +79,7 @@ t.test('a store locked by another writer answers 503, and the service recovers w
 })
 
 t.test('revoking a user\'s sessions can spare the one that asked, and touches no other user', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   const ada = await store.createUser(newUser('a@example.com'))
   const bob = await store.createUser(newUser('b@example.com'))
   const expiresAt = new Date(Date.now() + 60_000)
@@ -98,8 +96,7 @@ t.test('revoking a user\'s sessions can spare the one that asked, and touches no
 })
 
 t.test('deleting a user takes their refresh tokens; users list in pages by id', async (t) => {
-  const store = openStore(':memory:')
-  t.teardown(() => store.close())
+  const store = await testStore(t)
   const created = []
   for (const email of ['a@example.com', 'b@example.com', 'c@example.com']) created.push(await store.createUser(newUser(email)))
   await store.createRefreshToken({ tokenHash: 'h', userId: created[1].id, familyId: 'f', expiresAt: new Date(Date.now() + 60_000) })
