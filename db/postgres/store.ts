@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { and, asc, count, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, ne, notExists, or, sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
+import { readMigrationFiles } from 'drizzle-orm/migrator'
 import pg from 'pg'
 import {
   StoreUnavailableError,
@@ -93,6 +94,8 @@ function prepareStatements (db: Db) {
 
 class PostgresStore implements AccountStore {
   private closed = false
+  // The journal time of the newest migration this build ships, for ping.
+  private readonly newestMigration = Math.max(...readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(migration => migration.folderMillis))
 
   constructor (private readonly pool: pg.Pool, private readonly db: Db, private readonly statements: ReturnType<typeof prepareStatements>) {}
 
@@ -276,7 +279,14 @@ class PostgresStore implements AccountStore {
   }
 
   async ping () {
-    await this.run(() => this.pool.query('select 1'))
+    try {
+      // The migrator keeps its journal beside the tables (the schema of DATABASE_URL's search_path).
+      const { rows } = await this.pool.query<{ newest: string | null }>('select max(created_at) as newest from __drizzle_migrations')
+      if (rows[0].newest === null || Number(rows[0].newest) < this.newestMigration) throw new Error('migrations not applied')
+    } catch (error) {
+      // Whatever the cause (closed pool, lost server, missing journal), the store is not ready.
+      throw error instanceof StoreUnavailableError ? error : new StoreUnavailableError({ cause: error })
+    }
   }
 
   async close () {

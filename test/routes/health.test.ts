@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
+import { adminPool, onPostgres, postgresSchema } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
 
 t.test('GET /health is 200 while the process serves', async (t) => {
@@ -28,13 +29,18 @@ t.test('GET /ready is 503 in the error shape once the store is closed, while /he
 })
 
 t.test('GET /ready is 503 when the database lacks a migration this build ships', async (t) => {
-  const databaseUrl = temporaryDatabase(t)
+  const { schema, databaseUrl } = onPostgres ? await postgresSchema(t) : { schema: undefined, databaseUrl: temporaryDatabase(t) }
   const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
   t.equal((await server.inject('/ready')).statusCode, 200)
-  // As if the file had been restored from a backup older than the newest migration.
-  const other = new Database(databaseUrl)
-  other.prepare('DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)').run()
-  other.close()
+  // As if the database had been restored from a backup older than the newest migration.
+  const forgetNewest = 'DELETE FROM __drizzle_migrations WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)'
+  if (schema === undefined) {
+    const other = new Database(databaseUrl)
+    other.prepare(forgetNewest).run()
+    other.close()
+  } else {
+    await adminPool().query(forgetNewest.replaceAll('__drizzle_migrations', `"${schema}".__drizzle_migrations`))
+  }
   assertError(t, await server.inject('/ready'), 503, 'STORE_UNAVAILABLE')
 })
 
