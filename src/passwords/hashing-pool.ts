@@ -52,6 +52,8 @@ export function createHashingPool (size = availableParallelism()): HashingPool {
   const workers = new Set<Worker>()
   let nextId = 0
   let closed = false
+  /** Tasks taken and not yet answered, which close() waits for. */
+  const accepted = new Set<Promise<string | boolean>>()
 
   function spawnWorker () {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2 } })
@@ -98,17 +100,21 @@ export function createHashingPool (size = availableParallelism()): HashingPool {
     run (task) {
       if (closed) return Promise.reject(new Error('hashing pool closed'))
       const id = nextId++
-      return new Promise((resolve, reject) => {
+      const result = new Promise<string | boolean>((resolve, reject) => {
         pending.set(id, { resolve, reject })
         queue.push({ id, task })
         const worker = idle.pop()
         if (worker !== undefined) dispatch(worker)
       })
+      accepted.add(result)
+      const forget = () => { accepted.delete(result) }
+      result.then(forget, forget)
+      return result
     },
     async close () {
       closed = true
-      for (const { reject } of pending.values()) reject(new Error('hashing pool closed'))
-      pending.clear()
+      // Work already accepted finishes first: at shutdown, a login in flight still gets its answer.
+      await Promise.allSettled([...accepted])
       await Promise.all([...workers].map((worker) => worker.terminate()))
     }
   }

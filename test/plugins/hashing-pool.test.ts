@@ -31,3 +31,12 @@ test('a closed pool refuses work', async (t) => {
   await pool.close()
   await t.rejects(pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS }), /closed/)
 })
+
+test('closing the pool lets the work it took finish', async (t) => {
+  const pool = createHashingPool(1)
+  // More tasks than threads: one runs, two wait in the queue when close() is called.
+  const taken = ['one', 'two', 'three'].map((password) => pool.run({ op: 'hash', password, options: ARGON2ID_OPTIONS }))
+  await pool.close()
+  for (const hash of await Promise.all(taken)) t.match(hash, /^\$argon2id\$/)
+  await t.rejects(pool.run({ op: 'hash', password: 'four', options: ARGON2ID_OPTIONS }), /closed/, 'and then takes no more')
+})
