@@ -26,6 +26,7 @@ function addFolder (folder, key) {
   }
 }
 addFolder(join(root, 'dist/db/sqlite/migrations'), 'db/sqlite/migrations')
+addFolder(join(root, 'dist/db/postgres/migrations'), 'db/postgres/migrations')
 addFolder(join(root, 'dist/routes/demo/public'), 'routes/demo/public')
 addFolder(join(root, 'node_modules/@fastify/swagger-ui/static'), 'node_modules/@fastify/swagger-ui/static')
 
@@ -34,7 +35,10 @@ const seaPaths = {
   setup (build) {
     // Our modules find their files next to themselves: point import.meta.url into the assets folder.
     build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, ({ path }) => ({
-      contents: readFileSync(path, 'utf8').replaceAll('import.meta.url', `__seaUrl(${JSON.stringify(toPosix(relative(join(root, 'dist'), path)))})`),
+      contents: readFileSync(path, 'utf8')
+        // The hashing threads load argon2 by path: give them the addon written out from the assets.
+        .replace("createRequire(import.meta.url).resolve('@node-rs/argon2')", "require('node:path').join(__seaRoot, 'argon2.node')")
+        .replaceAll('import.meta.url', `__seaUrl(${JSON.stringify(toPosix(relative(join(root, 'dist'), path)))})`),
       loader: 'js'
     }))
     // Swagger UI serves its files from its own folder.
