@@ -1,5 +1,5 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
-import type { AccountStore } from '../db/store.js'
+import type { AccountStore, UserRecord } from '../db/store.js'
 import type { AccessTokens, AccessTokenClaims } from '../plugins/app/tokens.js'
 import { CrossSiteRequestError, ForbiddenError, MissingTokenError, SessionRevokedError, UserNotFoundError } from '../src/errors.js'
 import type { TokenTransport } from './transport.js'
@@ -39,6 +39,13 @@ export function requireAccessToken (transport: TokenTransport, accessTokens: Acc
 export function claimsOf (request: FastifyRequest): AccessTokenClaims {
   if (request.accessClaims === null) throw new Error('route is missing the requireAccessToken guard')
   return request.accessClaims
+}
+
+/** The signed-in user of a guarded route; 404 USER_NOT_FOUND when it was deleted while its token lives. */
+export async function signedInUser (store: Pick<AccountStore, 'findUserById'>, request: FastifyRequest): Promise<UserRecord> {
+  const user = await store.findUserById(claimsOf(request).userId)
+  if (user === undefined) throw new UserNotFoundError()
+  return user
 }
 
 /** preHandler hook for /users/:userId: a user reads and updates only itself. */

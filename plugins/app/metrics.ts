@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 
 // Process metrics (memory, CPU, event loop) are one per process, however many apps a process builds (the tests build many).
@@ -40,14 +40,10 @@ export default fp(async (fastify) => {
   const rateLimited = new Counter({ name: 'rate_limit_hits_total', help: 'Requests refused with 429', labelNames: ['route'], registers: [registry] })
   for (const result of ['ok', 'failed']) { logins.inc({ result }, 0); refreshes.inc({ result }, 0) }
 
-  // The error code of an error answer, read from its body as it leaves (onSend), for onResponse to count.
+  // The code of an error answer, taken from the error itself (onError runs for errors only, before the handler).
   const errorCodes = new WeakMap<FastifyRequest, string>()
-  fastify.addHook('onSend', async (request, reply: FastifyReply, payload) => {
-    if (reply.statusCode >= 400 && typeof payload === 'string') {
-      const code = /"code":"([A-Z0-9_]+)"/.exec(payload)?.[1]
-      if (code !== undefined) errorCodes.set(request, code)
-    }
-    return payload
+  fastify.addHook('onError', async (request, _reply, error) => {
+    if (typeof error.code === 'string') errorCodes.set(request, error.code)
   })
 
   fastify.addHook('onResponse', async (request, reply) => {

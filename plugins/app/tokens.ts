@@ -1,7 +1,7 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import fp from 'fastify-plugin'
 import { InvalidTokenError, TokenExpiredError } from '../../src/errors.js'
-import { loadSigningKey, loadStoredKeys, rotateSigningKey, type SigningKey } from '../../src/tokens/keys.js'
+import { configuredSigningKey, loadStoredKeys, rotateSigningKey, storeFirstSigningKey, type SigningKey } from '../../src/tokens/keys.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -77,7 +77,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
   const { store } = fastify
   const ttlMs = options.accessTokenTtlSeconds * 1000
   const retentionMs = ttlMs + CLOCK_LEEWAY_MS
-  const configuredKey = options.privateKeyPem === undefined ? undefined : await loadSigningKey(store, options.privateKeyPem)
+  const configuredKey = options.privateKeyPem === undefined ? undefined : configuredSigningKey(options.privateKeyPem)
 
   const verifierOptions = {
     allowedIss: options.issuer,
@@ -105,7 +105,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
     } else {
       keys = await loadStoredKeys(store)
       if (keys.length === 0) {
-        await loadSigningKey(store) // generates and stores the first key on a fresh store
+        await storeFirstSigningKey(store)
         keys = await loadStoredKeys(store)
       }
     }

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Variant } from '../../src/config.js'
-import { SessionNotFoundError, UserNotFoundError } from '../../src/errors.js'
+import { SessionNotFoundError } from '../../src/errors.js'
 import { AccountResponse, SessionParams, SessionsResponse, presentAccount, presentSession } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
-import { claimsOf, requireAccessToken } from '../guards.js'
+import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
 export interface AccountRoutesOptions {
@@ -23,8 +23,7 @@ const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (fa
       response: { 200: AccountResponse[variant], ...errorResponses(401, 404, 500, 503) }
     }
   }, async (request) => {
-    const user = await store.findUserById(claimsOf(request).userId)
-    if (user === undefined) throw new UserNotFoundError()
+    const user = await signedInUser(store, request)
     return presentAccount(user, variant)
   })
 

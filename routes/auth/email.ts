@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { Config } from '../../src/config.js'
-import { UserNotFoundError } from '../../src/errors.js'
 import { AcceptedResponse, VerifyEmailBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
-import { claimsOf, requireAccessToken } from '../guards.js'
+import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach } from '../rate-limits.js'
 import type { TokenTransport } from '../transport.js'
 
@@ -39,8 +38,7 @@ const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastif
       { name: 'resend-verification:account', max: rateLimit.recoveryAccountMax, key: (request) => String(claimsOf(request).userId) }
     ])
   }, async (request, reply) => {
-    const user = await store.findUserById(claimsOf(request).userId)
-    if (user === undefined) throw new UserNotFoundError()
+    const user = await signedInUser(store, request)
     if (!user.emailVerified) account.sendVerificationMail(user)
     return reply.code(202).send({ message: user.emailVerified ? 'The email address is already verified' : 'A verification link is on its way' })
   })

@@ -2,12 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../src/config.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, MissingTokenError, RateLimitedError } from '../../src/errors.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, MissingTokenError } from '../../src/errors.js'
 import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
 import { assertPasswordAllowed } from '../../src/password-policy.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, presentUser } from '../../src/schemas/users.js'
 import { sessionClient } from '../client.js'
+import { refuseWhileLocked } from '../confirm-password.js'
 import { claimsOf, requireAccessToken } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
@@ -55,11 +56,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
     config: { rateLimit: { max: rateLimit.loginMax } }
   }, async (request, reply) => {
     const { email, password } = request.body
-    const retryAfter = await loginThrottle.retryAfterSeconds(email)
-    if (retryAfter > 0) {
-      reply.header('retry-after', String(retryAfter))
-      throw new RateLimitedError(retryAfter)
-    }
+    await refuseWhileLocked(fastify, reply, email)
     const user = await store.findUserByEmail(email)
     const passwordMatches = user === undefined
       ? await passwords.verifyNothing(password)

@@ -3,13 +3,12 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { AccessTokenClaims } from '../../plugins/app/tokens.js'
 import type { Config } from '../../src/config.js'
-import { UserNotFoundError } from '../../src/errors.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
 import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
 import { confirmPassword } from '../confirm-password.js'
-import { claimsOf, requireAccessToken } from '../guards.js'
+import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach } from '../rate-limits.js'
 import type { TokenTransport } from '../transport.js'
 
@@ -45,8 +44,7 @@ const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (
     onRequest: requireAccessToken(transport, accessTokens, store)
   }, async (request, reply) => {
     const claims = claimsOf(request)
-    const user = await store.findUserById(claims.userId)
-    if (user === undefined) throw new UserNotFoundError()
+    const user = await signedInUser(store, request)
     await confirmPassword(fastify, request, reply, user, request.body.current_password)
     const passwordHash = await account.acceptNewPassword(request.body.new_password)
     const now = new Date()

@@ -7,7 +7,7 @@ import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, UpdateUserBody, UserParams, presentUser } from '../../src/schemas/users.js'
 import { confirmPassword } from '../confirm-password.js'
 import { sessionClient } from '../client.js'
-import { claimsOf, requireAccessToken, requireSelf } from '../guards.js'
+import { claimsOf, requireAccessToken, requireSelf, signedInUser } from '../guards.js'
 import type { TokenTransport } from '../transport.js'
 
 export interface UserRoutesOptions {
@@ -27,8 +27,7 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
       response: { 200: PublicUser[variant], ...errorResponses(400, 401, 403, 404, 500, 503) }
     }
   }, async (request) => {
-    const user = await store.findUserById(claimsOf(request).userId)
-    if (user === undefined) throw new UserNotFoundError()
+    const user = await signedInUser(store, request)
     return presentUser(user, variant)
   })
 
@@ -43,8 +42,7 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
     }, async (request, reply) => {
       const { first_name: firstName, last_name: lastName, username, email } = request.body
       const { userId } = claimsOf(request)
-      const current = await store.findUserById(userId)
-      if (current === undefined) throw new UserNotFoundError()
+      const current = await signedInUser(store, request)
       // A new address is unverified until a link mailed to it is followed.
       const emailChanges = email !== undefined && email !== current.email
       const verification = emailChanges ? { emailVerified: false, emailVerifiedAt: null } : {}
@@ -69,8 +67,7 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
     }
   }, async (request, reply) => {
-    const user = await store.findUserById(claimsOf(request).userId)
-    if (user === undefined) throw new UserNotFoundError()
+    const user = await signedInUser(store, request)
     await confirmPassword(fastify, request, reply, user, request.body.password)
     // Its refresh tokens, sessions and mailed tokens go with it (ON DELETE CASCADE): its access tokens find no session.
     await store.deleteUser(user.id)

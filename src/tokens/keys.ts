@@ -16,25 +16,19 @@ export interface SigningKey {
 /** A configured private key that is not Ed25519 or P-256. */
 export class UnsupportedKeyError extends Error {}
 
+/** The key of JWT_PRIVATE_KEY: when configured, it alone signs and verifies. */
+export function configuredSigningKey (privateKeyPem: string): SigningKey {
+  // Environment variables often carry PEM line breaks as the two characters "\n".
+  return describeKey(createPrivateKey(privateKeyPem.replaceAll('\\n', '\n')))
+}
+
 /**
- * The key that signs access tokens: JWT_PRIVATE_KEY when configured, else the
- * key kept in the store, else a new Ed25519 key that is stored for the next
- * start (and for the other instances sharing the store).
+ * Stores a new Ed25519 key when the store has none (a fresh store); of several
+ * instances starting together on one store, the first key stored wins (onlyIfNone).
  */
-export async function loadSigningKey (store: AccountStore, configuredPrivateKeyPem?: string): Promise<SigningKey> {
-  if (configuredPrivateKeyPem !== undefined) {
-    // Environment variables often carry PEM line breaks as the two characters "\n".
-    return describeKey(createPrivateKey(configuredPrivateKeyPem.replaceAll('\\n', '\n')))
-  }
-  let newest = (await store.listSigningKeys()).at(-1)
-  if (newest === undefined) {
-    const generated = describeKey(generateKeyPairSync('ed25519').privateKey)
-    // onlyIfNone: of several instances starting together on one store, the first key stored wins.
-    await store.addSigningKey({ ...recordOf(generated), createdAt: new Date() }, { onlyIfNone: true })
-    newest = (await store.listSigningKeys()).at(-1)
-  }
-  if (newest === undefined) throw new Error('the store kept no signing key')
-  return describeKey(createPrivateKey(newest.privateKeyPem))
+export async function storeFirstSigningKey (store: AccountStore): Promise<void> {
+  const generated = describeKey(generateKeyPairSync('ed25519').privateKey)
+  await store.addSigningKey({ ...recordOf(generated), createdAt: new Date() }, { onlyIfNone: true })
 }
 
 /** A stored key as the service uses it, with the time it was added to the store. */
