@@ -72,6 +72,17 @@ function reads (name: ServiceName, label: string): Side {
   }
 }
 
+/** GET of the signed Token Status List a resource server polls (the cached JWT; re-signed at most once a second). */
+function statusListReads (name: ServiceName, label: string): Side {
+  return {
+    label,
+    measure: async (bench) => {
+      const service = await bench.service(name)
+      return await measure(() => ({ url: service.running.url, requests: [{ method: 'GET', path: '/statuslists/1' }] }), bench.timing)
+    }
+  }
+}
+
 function loginRequests (users: number): autocannon.Request[] {
   return [{
     method: 'POST',
@@ -133,6 +144,14 @@ export const scenarios: Scenario[] = [
     compare: 'throughput',
     goal: 0.6,
     p99Below: 10
+  },
+  {
+    id: 'status-list',
+    title: 'GET /statuslists/1 (the Token Status List, application/statuslist+jwt)',
+    baseline: helloWorld,
+    target: statusListReads('header', 'status list'),
+    compare: 'throughput',
+    goal: 0.5
   },
   {
     id: 'refresh-a',

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
-import type { SessionClient } from '../plugins/app/sessions.js'
+import type { Client } from '../plugins/app/security-events.js'
 
-/** Longer User-Agent headers are cut: the value is shown back in GET /auth/sessions, not trusted. */
+/** Longer User-Agent headers are cut: the value is shown back in GET /auth/sessions and the security events, not trusted. */
 const USER_AGENT_MAX = 512
 
-/** Who opens a session, as GET /auth/sessions shows it. */
-export function sessionClient (request: FastifyRequest): SessionClient {
-  return { userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX) ?? null, ip: request.ip }
+/** Who made the request, as sessions and security events record it. */
+export function clientOf (request: FastifyRequest): Client {
+  return { userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX) ?? null, ip: request.ip, requestId: request.id }
 }

@@ -15,8 +15,9 @@ declare module 'fastify' {
  * onRequest hook: 401 unless the request carries a valid access token where its
  * variant expects it, of a session that is still live. Revocation is immediate:
  * after logout, a password change or reset, or a deleted session, the session's
- * access tokens are refused at once (401 SESSION_REVOKED), at the cost of one
- * indexed lookup per authenticated request. A session whose tokens are all gone
+ * access tokens are refused at once (401 SESSION_REVOKED). The store the routes get
+ * answers sessionState from memory (plugins/app/revocations.ts), so this reads nothing
+ * from the store while the revocation log is followed. A session whose tokens are all gone
  * was pruned after revocation (401) or belonged to a deleted user (404 USER_NOT_FOUND).
  */
 export function requireAccessToken (transport: TokenTransport, accessTokens: AccessTokens, store: Pick<AccountStore, 'sessionState' | 'findUserById'>): onRequestAsyncHookHandler {

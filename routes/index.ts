@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Config, Variant } from '../src/config.js'
 import { normalizeUserFields } from '../src/schemas/common.js'
 import accountRoutes from './auth/account.js'
 import emailRoutes from './auth/email.js'
 import authRoutes from './auth/index.js'
-import demoRoutes from './demo/index.js'
+import mfaRoutes from './auth/mfa.js'
+import passkeyRoutes from './auth/passkeys.js'
+import oidcRoutes from './auth/oidc.js'
 import passwordRoutes from './auth/password.js'
 import { refuseCrossSiteRequests } from './guards.js'
 import { transportFor } from './transport.js'
@@ -15,6 +18,12 @@ export interface ApiOptions {
   /** Where this variant is mounted ('' for the root); also scopes its cookies. */
   prefix: string
   config: Config
+}
+
+/** Set in onRequest, before any other hook may answer (a limit, a guard), so errors carry it too. */
+function noStore (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  reply.header('cache-control', 'no-store')
+  done()
 }
 
 const VARIANT_TAGS: Record<Variant, string> = { header: 'header variant (A)', cookie: 'cookie variant (B)' }
@@ -38,12 +47,18 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
   if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
 
-  await fastify.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit, requireEmailVerification: config.requireEmailVerification })
-  await fastify.register(passwordRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
-  await fastify.register(emailRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
-  await fastify.register(accountRoutes, { prefix: '/auth', variant, transport })
-  await fastify.register(userRoutes, { prefix: '/users', variant, transport })
-  if (variant === 'cookie' && config.demo) await fastify.register(demoRoutes, { prefix: '/demo' })
+  // Every answer of /auth and /users may carry a token or personal data: no cache (browser, proxy) may keep it.
+  await fastify.register(async (personal) => {
+    personal.addHook('onRequest', noStore)
+    await personal.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
+    await personal.register(passwordRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
+    await personal.register(emailRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
+    await personal.register(accountRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
+    await personal.register(passkeyRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
+    await personal.register(mfaRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
+    await personal.register(oidcRoutes, { prefix: '/auth', variant, transport, mountPrefix: prefix, config })
+    await personal.register(userRoutes, { prefix: '/users', variant, transport, rateLimit: config.rateLimit })
+  })
 }
 
 export default api

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { Config } from '../src/config.js'
-import { RateLimitedError } from '../src/errors.js'
+import { rateLimited } from '../src/errors.js'
 
 export interface Limit {
   /** Counts apart from every other limit. */
@@ -13,7 +13,7 @@ export interface Limit {
 /**
  * A preHandler that counts a request against several limits at once (per
  * client address and per account) with @fastify/rate-limit's counters; the
- * first limit exceeded answers 429 RATE_LIMITED with Retry-After. Its route
+ * first limit exceeded answers 429 RATE_LIMITED with Retry-After (set by the error handler). Its route
  * option takes a single key, hence this. As a preHandler it sees the
  * validated body and the verified access token. None with RATE_LIMIT_ENABLED=false.
  */
@@ -27,14 +27,16 @@ export function limitEach (fastify: FastifyInstance, rateLimit: Config['rateLimi
       keyGenerator: (request) => `${limit.name}|${limit.key(request) ?? ''}`
     })
   }))
-  return [async (request, reply) => {
+  return [async (request) => {
     for (const { limit, count } of counters) {
       if (limit.key(request) === undefined) continue
       const result = await count(request)
-      if (!result.isAllowed && result.isExceeded) {
-        reply.header('retry-after', String(result.ttlInSeconds))
-        throw new RateLimitedError(result.ttlInSeconds)
-      }
+      if (!result.isAllowed && result.isExceeded) throw rateLimited(result.ttlInSeconds)
     }
   }]
+}
+
+/** One signed-in user's requests to a route that changes the account or checks its password (RATE_LIMIT_ACCOUNT_MAX per window). */
+export function perUser (name: string, rateLimit: Config['rateLimit']): Limit {
+  return { name: `${name}:user`, max: rateLimit.accountMax, key: (request) => request.accessClaims === null ? undefined : String(request.accessClaims.userId) }
 }

@@ -21,7 +21,22 @@ export interface TokenTransport {
   loginTokens (tokens: Required<IssuedTokens>): { accessToken: string, refreshToken?: string }
   /** Takes the tokens away from the client at logout, where the variant holds them. */
   clear (reply: FastifyReply): void
+  /** The OpenAPI `security` of the variant's routes, so generated clients know what to send. */
+  readonly security: {
+    /** Routes guarded by requireAccessToken. */
+    access: SecurityRequirements
+    /** Refresh: the refresh token (variant A: with the access token, possibly expired). */
+    refresh: SecurityRequirements
+    /** Logout: the refresh token when the client has one; without it, 204 all the same. */
+    optionalRefresh: SecurityRequirements
+  }
 }
+
+/** An operation's OpenAPI `security`: any one of the objects, each naming schemes all needed together (plugins/external/swagger.ts). */
+export type SecurityRequirements = ReadonlyArray<Record<string, readonly string[]>>
+
+/** The `security` of routes that take no token (register, login, the mailed-link routes). */
+export const NO_CREDENTIALS: SecurityRequirements = []
 
 export const ACCESS_TOKEN_COOKIE = 'accessToken'
 export const REFRESH_TOKEN_COOKIE = 'refreshToken'
@@ -54,7 +69,18 @@ const headerTransport: TokenTransport = {
   refreshPolicy: { rotate: false, bindAccessToken: true },
   deliver () {},
   loginTokens: ({ accessToken, refreshToken }) => ({ accessToken, refreshToken }),
-  clear () {}
+  clear () {},
+  security: {
+    access: [{ bearerAuth: [] }],
+    refresh: [{ bearerAuth: [], refreshTokenHeader: [] }],
+    optionalRefresh: [{ refreshTokenHeader: [] }, {}]
+  }
+}
+
+const COOKIE_SECURITY: TokenTransport['security'] = {
+  access: [{ accessTokenCookie: [] }],
+  refresh: [{ refreshTokenCookie: [] }],
+  optionalRefresh: [{ refreshTokenCookie: [] }, {}]
 }
 
 /**
@@ -76,16 +102,18 @@ function cookieTransport (settings: CookieSettings): TokenTransport {
     accessTokenHint: `Send the access token in the ${ACCESS_TOKEN_COOKIE} cookie`,
     refreshTokenHint: `Send the refresh token in the ${REFRESH_TOKEN_COOKIE} cookie`,
     refreshPolicy: { rotate: true, bindAccessToken: false },
-    deliver (reply, { accessToken, refreshToken }) {
+    deliver (reply, { accessToken, refreshToken, refreshTokenMaxAge }) {
       reply.setCookie(ACCESS_TOKEN_COOKIE, accessToken, { ...accessCookie, maxAge: settings.accessTokenTtlSeconds })
       if (refreshToken !== undefined) {
-        reply.setCookie(REFRESH_TOKEN_COOKIE, refreshToken, { ...refreshCookie, maxAge: settings.refreshTokenTtlSeconds })
+        // The token's own lifetime, which the session's absolute end (SESSION_MAX_AGE) may shorten.
+        reply.setCookie(REFRESH_TOKEN_COOKIE, refreshToken, { ...refreshCookie, maxAge: refreshTokenMaxAge ?? settings.refreshTokenTtlSeconds })
       }
     },
     loginTokens: ({ accessToken }) => ({ accessToken }),
     clear (reply) {
       reply.clearCookie(ACCESS_TOKEN_COOKIE, accessCookie)
       reply.clearCookie(REFRESH_TOKEN_COOKIE, refreshCookie)
-    }
+    },
+    security: COOKIE_SECURITY
   }
 }

@@ -1,21 +1,26 @@
 // Builds the single executable (Node single executable application) from dist/:
 // one CommonJS bundle (esbuild) with the assets it reads at run time, injected
-// into a copy of this Node binary (postject). Run by `npm run build:sea` after `npm run build`.
+// into a copy of the pinned Node 24 LTS (postject), not of the Node running this
+// script: see scripts/node-runtime.mjs. Run by `npm run build:sea` after `npm run build`.
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { inject } from 'postject'
+import { NODE_VERSION, prepareRuntime } from './node-runtime.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const out = join(root, 'build')
 const executable = join(out, 'account-service')
 const toPosix = (path) => path.split(sep).join('/')
+// The embedded Node, and better-sqlite3's addon compiled for it (cached after the first build).
+const runtime = prepareRuntime()
 
 // Files the code reads at run time, by the path it reads them at (relative to the package root, as in dist/).
 const assets = {
-  'better_sqlite3.node': join(root, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+  'better_sqlite3.node': runtime.betterSqlite3.addon,
+  // N-API: one build loads on every Node version.
   'argon2.node': join(root, 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node')
 }
 function addFolder (folder, key) {
@@ -27,8 +32,12 @@ function addFolder (folder, key) {
 }
 addFolder(join(root, 'dist/db/sqlite/migrations'), 'db/sqlite/migrations')
 addFolder(join(root, 'dist/db/postgres/migrations'), 'db/postgres/migrations')
-addFolder(join(root, 'dist/routes/demo/public'), 'routes/demo/public')
+addFolder(join(root, 'dist/routes/pages/public'), 'routes/pages/public')
 addFolder(join(root, 'node_modules/@fastify/swagger-ui/static'), 'node_modules/@fastify/swagger-ui/static')
+// The console's QR code drawer (routes/pages/index.ts resolves the package, then reads its qrcode.mjs).
+for (const file of ['package.json', 'dist/qrcode.js', 'dist/qrcode.mjs']) {
+  assets[`node_modules/qrcode-generator/${file}`] = join(root, 'node_modules/qrcode-generator', file)
+}
 
 const seaPaths = {
   name: 'sea-paths',
@@ -76,7 +85,7 @@ else runAdmin(args).then(code => { process.exitCode = code })
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  target: 'node20',
+  target: `node${NODE_VERSION}`,
   outfile: bundle,
   banner: { js: readFileSync(join(root, 'scripts/sea-prelude.cjs'), 'utf8') },
   plugins: [seaPaths],
@@ -93,8 +102,9 @@ writeFileSync(config, JSON.stringify({
   disableExperimentalSEAWarning: true,
   assets: { 'manifest.json': manifest, ...assets }
 }))
-execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'inherit' })
-copyFileSync(process.execPath, executable)
+// The blob must come from the very Node binary it is injected into.
+execFileSync(runtime.node, ['--experimental-sea-config', config], { stdio: 'inherit' })
+copyFileSync(runtime.node, executable)
 await inject(executable, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2' })
 rmSync(blob)
-console.log(`built ${relative(root, executable)} (${Math.round(statSync(executable).size / 1e6)} MB)`)
+console.log(`built ${relative(root, executable)} (${Math.round(statSync(executable).size / 1e6)} MB, Node v${NODE_VERSION})`)

@@ -1,6 +1,6 @@
 /* eslint-disable no-unused-vars */
 // Runs first in the single executable (the bundle's banner). Writes the
-// embedded assets (native addons, migrations, demo and docs files) to a fresh
+// embedded assets (native addons, migrations, the pages' and the docs' files) to a fresh
 // temporary folder that is removed at exit, laid out as in the package, so
 // that the bundled code finds them where it looks: see scripts/build-sea.mjs.
 const __seaRoot = (function () {

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util'
 import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
+import { createSealer, type Sealer } from './secrets/sealing.js'
 import { rotateSigningKey } from './tokens/keys.js'
-import { VERSION } from './version.js'
+import { VERSION_LINE } from './version.js'
 
 /*
  * The admin CLI (`account-service <command>`), for the operator of one store.
@@ -20,14 +21,21 @@ Commands:
   users show <id|email>       one user
   users delete <id>           delete a user and every session of theirs
   sessions revoke <id|email>  end every session of a user (access tokens live until they expire)
+  mfa reset <id|email>        turn off a user's TOTP and void its recovery codes (support, for a lost authenticator);
+                              the next login asks for the password only. Recorded as a security event
+  hash calibrate              measure Argon2id on this host and store the parameters that take about PASSWORD_HASH_TARGET
+                              (never below OWASP's minimum); instances hash with them after their next start, and rehash
+                              each password at its next login
+  events <id|email>           a user's security events, newest first (--limit, --before <event id> for older ones)
 
 Options:
   --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)
   --limit <n>        users list: at most n users (default 50)
   --after <id>       users list: start after this id
+  --before <id>      events: only events older than this event id
   --json             print JSON instead of text
   -h, --help         this help
-  -v, --version      the version
+  -v, --version      the version, and the Node it runs on
 
 Exit codes: 0 done, 1 failed (not found, store error), 2 usage error.`
 
@@ -40,6 +48,7 @@ interface Options {
   json: boolean
   limit?: string
   after?: string
+  before?: string
 }
 
 type Output = (line: string) => void
@@ -55,6 +64,7 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
         database: { type: 'string' },
         limit: { type: 'string' },
         after: { type: 'string' },
+        before: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false }
@@ -69,7 +79,7 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
     return 0
   }
   if (values.version) {
-    out(VERSION)
+    out(VERSION_LINE)
     return 0
   }
 
@@ -83,9 +93,11 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
     const command = commandFor(positionals)
     // Loaded only now, so that --help and usage errors answer at once.
     const [{ loadConfig }, { openStore }] = await Promise.all([import('./config.js'), import('../db/open.js')])
-    const databaseUrl = values.database ?? loadConfig().databaseUrl
+    const config = loadConfig()
+    const databaseUrl = values.database ?? config.databaseUrl
+    const sealer = config.signingKeyEncryptionKey === undefined ? undefined : createSealer(config.signingKeyEncryptionKey)
     store = await openStore(databaseUrl)
-    await command(store, { json: values.json, limit: values.limit, after: values.after }, out, databaseUrl)
+    await command(store, { json: values.json, limit: values.limit, after: values.after, before: values.before }, out, { databaseUrl, sealer })
     return 0
   } catch (error) {
     if (error instanceof UsageError) return usage(error.message)
@@ -103,7 +115,13 @@ function usage (message: string): number {
   return 2
 }
 
-type Command = (store: AccountStore, options: Options, out: Output, databaseUrl: string) => Promise<void>
+/** What a command knows besides its options: the store's URL and SIGNING_KEY_ENCRYPTION_KEY's sealer. */
+interface Context {
+  databaseUrl: string
+  sealer?: Sealer
+}
+
+type Command = (store: AccountStore, options: Options, out: Output, context: Context) => Promise<void>
 
 /** The command the positionals name, or a UsageError; checked before the store is opened. */
 function commandFor (positionals: string[]): Command {
@@ -111,10 +129,11 @@ function commandFor (positionals: string[]): Command {
   const expect = (count: number, form: string) => {
     if (positionals.length !== count) throw new UsageError(`usage: account-service ${form}`)
   }
-  switch (`${group} ${action ?? ''}`.trim()) {
+  // `events` takes its argument where the other groups have their action: it is named by its group alone.
+  switch (group === 'events' ? group : `${group} ${action ?? ''}`.trim()) {
     case 'migrate':
       expect(1, 'migrate')
-      return async (_store, options, out, databaseUrl) => { print(out, options, { migrated: databaseUrl }, `migrations applied to ${databaseUrl}`) }
+      return async (_store, options, out, { databaseUrl }) => { print(out, options, { migrated: databaseUrl }, `migrations applied to ${databaseUrl}`) }
     case 'keys list':
       expect(2, 'keys list')
       return listKeys
@@ -133,6 +152,15 @@ function commandFor (positionals: string[]): Command {
     case 'sessions revoke':
       expect(3, 'sessions revoke <id|email>')
       return async (store, options, out) => revokeSessions(store, argument, options, out)
+    case 'mfa reset':
+      expect(3, 'mfa reset <id|email>')
+      return async (store, options, out) => resetMfa(store, argument, options, out)
+    case 'hash calibrate':
+      expect(2, 'hash calibrate')
+      return calibrateHash
+    case 'events':
+      expect(2, 'events <id|email> [--limit n] [--before event-id]')
+      return async (store, options, out) => listEvents(store, action, options, out)
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}`)
   }
@@ -146,9 +174,28 @@ async function listKeys (store: AccountStore, options: Options, out: Output) {
     : described.map(key => `${key.kid}  ${key.algorithm}  ${key.createdAt}${key.signing ? '  (signs)' : ''}`).join('\n'))
 }
 
-async function rotateKey (store: AccountStore, options: Options, out: Output) {
-  const key = await rotateSigningKey(store)
+async function rotateKey (store: AccountStore, options: Options, out: Output, { sealer }: Context) {
+  // Sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set (the service must be given the same one).
+  const key = await rotateSigningKey(store, { sealer })
   print(out, options, describeKey(key), `added signing key ${key.kid} (${key.algorithm}); running instances sign with it once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL), and the old key verifies until its tokens have expired`)
+}
+
+async function calibrateHash (store: AccountStore, options: Options, out: Output) {
+  const [{ loadConfig }, { createHashingPool }, { calibrate, HASH_PARAMETERS_SETTING, parseParameters, serializeParameters }] = await Promise.all([
+    import('./config.js'), import('./passwords/hashing-pool.js'), import('./passwords/parameters.js')
+  ])
+  const targetMs = loadConfig().passwordHashTargetMs
+  const previous = parseParameters(await store.readSetting(HASH_PARAMETERS_SETTING))
+  const pool = createHashingPool({ size: 1 })
+  try {
+    const calibration = await calibrate(pool, targetMs)
+    await store.writeSetting(HASH_PARAMETERS_SETTING, serializeParameters(calibration))
+    const describe = ({ memoryCost, timeCost, parallelism }: { memoryCost: number, timeCost: number, parallelism: number }) => `m=${memoryCost},t=${timeCost},p=${parallelism}`
+    print(out, options, { ...calibration, targetMs, previous: previous ?? null },
+      `stored Argon2id ${describe(calibration)} (about ${calibration.expectedMs} ms a hash here, target ${targetMs} ms; was ${previous === undefined ? 'none' : describe(previous)}); instances use them after their next start and rehash each password at its next login`)
+  } finally {
+    await pool.close()
+  }
 }
 
 async function listUsers (store: AccountStore, options: Options, out: Output) {
@@ -167,6 +214,31 @@ async function revokeSessions (store: AccountStore, idOrEmail: string, options: 
   const user = await findUser(store, idOrEmail)
   const revoked = await store.revokeUserSessions(user.id, new Date())
   print(out, options, { userId: user.id, revoked }, `revoked ${revoked} session${revoked === 1 ? '' : 's'} of user ${user.id} (${user.email})`)
+}
+
+async function resetMfa (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
+  const user = await findUser(store, idOrEmail)
+  const wasOn = (await store.findTotp(user.id))?.confirmedAt != null
+  const removed = await store.deleteTotp(user.id)
+  if (wasOn) {
+    // The user sees it among its security events, as support's act and not its own.
+    const detail = { method: 'totp', reason: 'support reset' }
+    await store.recordSecurityEvent({ type: 'mfa_disabled', userId: user.id, sessionId: null, ip: null, userAgent: null, requestId: null, detail, createdAt: new Date() })
+  }
+  print(out, options, { userId: user.id, reset: wasOn }, wasOn
+    ? `turned off TOTP of user ${user.id} (${user.email}) and voided its recovery codes; the next login asks for the password only`
+    : `user ${user.id} (${user.email}) had no TOTP turned on${removed ? ' (a setup not yet confirmed was removed)' : ''}; nothing to reset`)
+}
+
+async function listEvents (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
+  const user = await findUser(store, idOrEmail)
+  const limit = parsePositiveInteger(options.limit ?? '50', '--limit')
+  const beforeId = options.before === undefined ? undefined : parsePositiveInteger(options.before, '--before')
+  const events = await store.listSecurityEvents(user.id, { limit, beforeId })
+  const described = events.map(event => ({ ...event, createdAt: event.createdAt.toISOString() }))
+  print(out, options, described, events.length === 0
+    ? `no security events of user ${user.id} (${user.email})`
+    : described.map(event => `${event.id}  ${event.createdAt}  ${event.type}  ${event.ip ?? '-'}  ${event.userAgent ?? '-'}${event.detail === null ? '' : `  ${JSON.stringify(event.detail)}`}`).join('\n'))
 }
 
 async function findUser (store: AccountStore, idOrEmail: string): Promise<UserRecord> {

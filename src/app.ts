@@ -1,23 +1,34 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import pinoPretty from 'pino-pretty'
 import account from '../plugins/app/account.js'
+import authentication from '../plugins/app/authentication.js'
+import identities from '../plugins/app/identities.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
 import mailer from '../plugins/app/mailer.js'
 import metrics from '../plugins/app/metrics.js'
+import mfa from '../plugins/app/mfa.js'
+import passkeys from '../plugins/app/passkeys.js'
+import oidc from '../plugins/app/oidc.js'
 import passwords from '../plugins/app/passwords.js'
 import requestIds, { requestId } from '../plugins/app/request-id.js'
+import securityEvents from '../plugins/app/security-events.js'
+import revocations from '../plugins/app/revocations.js'
 import sessions from '../plugins/app/sessions.js'
+import statusList from '../plugins/app/status-list.js'
 import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
 import tokenPruning from '../plugins/app/token-pruning.js'
 import cookie from '../plugins/external/cookie.js'
+import cors from '../plugins/external/cors.js'
 import helmet from '../plugins/external/helmet.js'
 import rateLimit from '../plugins/external/rate-limit.js'
 import redis from '../plugins/external/redis.js'
 import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
+import pages from '../routes/pages/index.js'
+import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
 import type { Config, Variant } from './config.js'
 import { buildValidatorCompiler } from './validation.js'
@@ -35,15 +46,29 @@ export const REDACTED_LOG_PATHS = [
   ...['password', 'passwordHash', 'accessToken', 'refreshToken', 'token'].flatMap(field => [field, `*.${field}`, `*.*.${field}`])
 ]
 
-/** The request as logged: Fastify's fields plus the headers that explain a refusal (origin, user agent), credentials redacted. */
+/**
+ * The request as logged: Fastify's fields plus the headers that explain a refusal (origin, user agent), credentials redacted.
+ * The URL without its query string: a link's `?token=` (a reset or verification token) must never reach the log.
+ */
 function serializeRequest (request: FastifyRequest): Record<string, unknown> {
+  const query = request.url.indexOf('?')
   return {
     method: request.method,
-    url: request.url,
+    url: query === -1 ? request.url : request.url.slice(0, query),
     host: request.host,
     remoteAddress: request.ip,
     headers: request.headers
   }
+}
+
+/**
+ * A hop count as proxy-addr (Express) reads it: trust the n nearest hops, so request.ip is the address
+ * the outermost of our proxies saw. (Fastify 5 takes a bare number as "trust nothing".) It assumes every
+ * request comes through those proxies: a service reachable directly should list the proxies' addresses instead.
+ */
+function trustProxyOption (trustProxy: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof trustProxy !== 'number') return trustProxy
+  return (_address, hop) => hop < trustProxy
 }
 
 /** Options for the Fastify instance that app is registered on (server.ts and the tests share them). */
@@ -59,7 +84,7 @@ export function serverOptions (config: Config): FastifyServerOptions {
     },
     genReqId: requestId,
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     // A malformed URL reaches no route; answer it in the one error shape too.
     frameworkErrors: (error, _request, reply) => {
       const body = toErrorBody(error)
@@ -83,41 +108,71 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   })
 
   await fastify.register(helmet)
+  // ALLOWED_ORIGINS: CORS for browser apps on other origins; nothing at all when none is listed (the hot path stays as it is).
+  await fastify.register(cors, { allowedOrigins: config.allowedOrigins })
   await fastify.register(cookie)
   await fastify.register(redis, { redis: config.redis })
   await fastify.register(rateLimit, { rateLimit: config.rateLimit })
-  await fastify.register(swagger)
+  // Before any route (swagger's too): metrics give each route its own onResponse hook as it is added.
+  // /metrics on the public listener only outside production and without METRICS_PORT (src/metrics-listener.ts serves it apart).
+  await fastify.register(metrics, { publicRoute: config.nodeEnv !== 'production' && config.metrics.port === undefined })
+  // DOCS: /docs and /openapi.json (off in production by default: they map the whole surface for an attacker).
+  if (config.docs) await fastify.register(swagger)
 
   await fastify.register(errorHandler)
   await fastify.register(requestIds)
-  await fastify.register(metrics)
   await fastify.register(store, { databaseUrl: config.databaseUrl })
-  await fastify.register(passwords)
+  // Right after the store: it hands the plugins after it a store that records revocations in memory.
+  await fastify.register(revocations, { accessTokenTtlSeconds: config.accessTokenTtlSeconds })
+  await fastify.register(passwords, { queueMax: config.passwordHashQueueMax, hashTargetMs: config.passwordHashTargetMs })
   await fastify.register(loginThrottle, { rateLimit: config.rateLimit })
   await fastify.register(tokens, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,
     issuer: config.jwtIssuer,
     audience: config.jwtAudience,
     privateKeyPem: config.jwtPrivateKey,
+    signingKeyEncryptionKey: config.signingKeyEncryptionKey,
+    warnWhenUnsealed: config.nodeEnv === 'production',
     reloadIntervalSeconds: config.signingKeyReloadSeconds,
     rotateAfterSeconds: config.signingKeyRotateAfterSeconds
   })
+  await fastify.register(securityEvents)
+  await fastify.register(statusList, { publicUrl: config.mail.publicUrl, ttlSeconds: config.statusListTtlSeconds })
   await fastify.register(sessions, {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
-    refreshReuseGraceSeconds: config.refreshReuseGraceSeconds
+    refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
+    sessionMaxAgeSeconds: config.sessionMaxAgeSeconds,
+    reauthMaxAgeSeconds: config.reauthMaxAgeSeconds
   })
-  await fastify.register(tokenPruning, { intervalSeconds: config.refreshTokenPruneSeconds })
+  await fastify.register(tokenPruning, {
+    intervalSeconds: config.refreshTokenPruneSeconds,
+    securityEventRetentionSeconds: config.securityEventRetentionSeconds
+  })
   // After the store: plugins close in reverse order, so queued mail jobs finish before the store closes.
-  await fastify.register(mailer, { mail: config.mail, nodeEnv: config.nodeEnv })
+  await fastify.register(mailer, { mail: config.mail, nodeEnv: config.nodeEnv, sealingKey: config.signingKeyEncryptionKey })
+  await fastify.register(mfa, {
+    issuer: config.jwtIssuer,
+    mfaTokenTtlSeconds: config.mfaTokenTtlSeconds,
+    signingKeyEncryptionKey: config.signingKeyEncryptionKey
+  })
+  await fastify.register(authentication, { requireEmailVerification: config.requireEmailVerification })
   await fastify.register(account, {
     publicUrl: config.mail.publicUrl,
     passwordResetTtlSeconds: config.passwordResetTtlSeconds,
     emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
   })
+  await fastify.register(passkeys, { ...config.webauthn, requireEmailVerification: config.requireEmailVerification })
+  // Sign-in with OpenID providers: discovery at start, each within OIDC_DISCOVERY_TIMEOUT.
+  await fastify.register(oidc, { providers: config.oidc.providers, discoveryTimeoutSeconds: config.oidc.discoveryTimeoutSeconds })
+  await fastify.register(identities)
 
   await fastify.register(healthRoutes)
   await fastify.register(wellKnownRoutes)
-  for (const { variant, prefix } of mounts ?? [{ variant: config.variant, prefix: '' }]) {
+  await fastify.register(statusListRoutes)
+  const mounted = mounts ?? [{ variant: config.variant, prefix: '' }]
+  for (const { variant, prefix } of mounted) {
     await fastify.register(api, { prefix, variant, config })
   }
+  // PAGES: the pages the mailed links open, and the account console (routes/pages).
+  if (config.pages) await fastify.register(pages, { mounts: mounted })
 }

@@ -1,6 +1,7 @@
+import { isIP } from 'node:net'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
-import { DURATION_PATTERN, parseDurationSeconds } from './duration.js'
+import { DURATION_PATTERN, MILLISECONDS_PATTERN, parseDurationMilliseconds, parseDurationSeconds } from './duration.js'
 
 export type Variant = 'header' | 'cookie'
 
@@ -18,6 +19,9 @@ const EnvironmentSchema = Type.Object({
   ACCESS_TOKEN_TTL: Duration('15m'),
   REFRESH_TOKEN_TTL: Duration('30d'),
   REFRESH_REUSE_GRACE: Duration('5s'),
+  SESSION_MAX_AGE: Duration('90d'),
+  REAUTH_MAX_AGE: Duration('10m'),
+  SECURITY_EVENT_RETENTION: Duration('90d'),
   JWT_ISSUER: Type.String({ minLength: 1, default: 'account-service' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'account-service' }),
   JWT_PRIVATE_KEY: Type.Optional(Type.String({ minLength: 1 })),
@@ -35,16 +39,37 @@ const EnvironmentSchema = Type.Object({
   RATE_LIMIT_LOCKOUT_MAX: Duration('15m'),
   RATE_LIMIT_RECOVERY_MAX: Type.Integer({ minimum: 1, default: 20 }),
   RATE_LIMIT_RECOVERY_ACCOUNT_MAX: Type.Integer({ minimum: 1, default: 5 }),
+  RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  PASSWORD_HASH_QUEUE_MAX: Type.Integer({ minimum: 1, default: 64 }),
+  PASSWORD_HASH_TARGET: Type.String({ pattern: MILLISECONDS_PATTERN, default: '50ms' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Account Service <no-reply@localhost>' }),
+  MAIL_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 8 }),
+  MAIL_RETRY_DELAY: Type.String({ pattern: MILLISECONDS_PATTERN, default: '10s' }),
   PUBLIC_URL: Type.String({ pattern: '^https?://[^/]', default: 'http://localhost:3000' }),
+  // The passkey relying party; no defaults here: they follow PUBLIC_URL, see webauthnSettings.
+  WEBAUTHN_RP_ID: Type.Optional(Type.String({ minLength: 1 })),
+  WEBAUTHN_RP_NAME: Type.String({ minLength: 1, default: 'account-service' }),
+  WEBAUTHN_ORIGINS: Type.Optional(Type.String()),
+  STATUS_LIST_TTL: Duration('30s'),
   REQUIRE_EMAIL_VERIFICATION: Type.Boolean({ default: false }),
   PASSWORD_RESET_TTL: Duration('30m'),
   EMAIL_VERIFICATION_TTL: Duration('24h'),
+  MFA_TOKEN_TTL: Duration('5m'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
-  TRUST_PROXY: Type.Boolean({ default: false }),
-  // No default here: it follows NODE_ENV (on in development), see loadConfig.
-  DEMO: Type.Optional(Type.Boolean()),
+  // false, true (not in production), a hop count, or a comma-separated list of proxy addresses and CIDRs: see parseTrustProxy.
+  TRUST_PROXY: Type.String({ minLength: 1, default: 'false' }),
+  // 32 random bytes, base64: seals the private signing keys in the store (AES-256-GCM).
+  SIGNING_KEY_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  // No default here: it follows NODE_ENV (off in production), see loadConfig.
+  DOCS: Type.Optional(Type.Boolean()),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  // The hosted pages (reset, verification, account console): on in every mode, since the mailed links point at them.
+  PAGES: Type.Boolean({ default: true }),
+  // Sign-in with OpenID Connect providers: comma-separated names; each reads OIDC_<NAME>_ISSUER, _CLIENT_ID, ... (see oidcProviders).
+  OIDC_PROVIDERS: Type.String({ default: '' }),
+  OIDC_DISCOVERY_TIMEOUT: Duration('5s'),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' })
 })
 
@@ -60,8 +85,20 @@ export interface Config {
   /** Shared counters for several instances; absent: counters in memory, per process. */
   redis?: { url: string, keyPrefix: string }
   accessTokenTtlSeconds: number
+  /** The `ttl` of the signed Token Status List: how long a resource server may cache it. */
+  statusListTtlSeconds: number
   refreshTokenTtlSeconds: number
   refreshReuseGraceSeconds: number
+  /** Absolute session lifetime from login: no refresh succeeds past it. */
+  sessionMaxAgeSeconds: number
+  /** How recent a password proof must be for a sensitive action (an email change). */
+  reauthMaxAgeSeconds: number
+  /** How long security events are kept. */
+  securityEventRetentionSeconds: number
+  /** Password hashes waiting for a hashing thread before new ones are refused (503 BUSY). */
+  passwordHashQueueMax: number
+  /** The time one Argon2id hash should take on this host; the first start calibrates the parameters to it (never below OWASP's minimum). */
+  passwordHashTargetMs: number
   jwtIssuer: string
   jwtAudience: string
   jwtPrivateKey?: string
@@ -87,6 +124,8 @@ export interface Config {
     /** forgot-password, reset-password, resend-verification: per client address, and per account. */
     recoveryMax: number
     recoveryAccountMax: number
+    /** Per signed-in user: profile updates, password changes, re-authentications, account deletions. */
+    accountMax: number
   }
   mail: {
     /** Unset: mail is disabled (and, outside production, logged instead). */
@@ -94,15 +133,47 @@ export interface Config {
     from: string
     /** Where the links in mails point, without a trailing slash. */
     publicUrl: string
+    /** Delivery attempts of one mail from the outbox before it is given up. */
+    maxAttempts: number
+    /** The wait before the first retry; each further one doubles it. */
+    retryDelayMs: number
   }
+  /** The passkey relying party (WebAuthn): its id (a domain), the name authenticators show, and the origins a ceremony may come from. */
+  webauthn: { rpId: string, rpName: string, origins: string[] }
   requireEmailVerification: boolean
   passwordResetTtlSeconds: number
   emailVerificationTtlSeconds: number
+  /** How long the mfa_token of a login answered MFA_REQUIRED may be used at POST /auth/mfa/verify. */
+  mfaTokenTtlSeconds: number
   bodyLimit: number
-  trustProxy: boolean
+  /** Fastify's trustProxy: false, true (every hop), a hop count, or the proxies' addresses and CIDRs. */
+  trustProxy: boolean | number | string[]
+  /** SIGNING_KEY_ENCRYPTION_KEY, decoded: seals private signing keys at rest; absent, they are stored in clear. */
+  signingKeyEncryptionKey?: Buffer
+  /** Serve /docs and /openapi.json. */
+  docs: boolean
+  /** METRICS_PORT: /metrics on a listener of its own (METRICS_HOST); absent, on the public one outside production, nowhere in production. */
+  metrics: { port?: number, host: string }
   logLevel: string
-  /** Serve the browser demo of the cookie variant at /demo. */
-  demo: boolean
+  /** Serve the pages: /reset-password and /verify-email (where mailed links point), the account console at /account. */
+  pages: boolean
+  oidc: {
+    providers: OidcProviderConfig[]
+    /** How long the start waits for one provider's discovery document before leaving the provider out. */
+    discoveryTimeoutSeconds: number
+  }
+}
+
+/** One OpenID Connect provider people may sign in with (OIDC_PROVIDERS). */
+export interface OidcProviderConfig {
+  /** Lower-case, as in the callback path /auth/oidc/<name>/callback. */
+  name: string
+  /** What the sign-in button says: "Sign in with <label>". */
+  label: string
+  issuer: string
+  clientId: string
+  clientSecret: string
+  scopes: string
 }
 
 /** A setting that is missing or malformed; the message names it. */
@@ -123,6 +194,14 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   const refreshTokenTtlSeconds = parseDurationSeconds(env.REFRESH_TOKEN_TTL)
   if (accessTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: ACCESS_TOKEN_TTL must be at least 1 second')
   if (refreshTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: REFRESH_TOKEN_TTL must be at least 1 second')
+  const sessionMaxAgeSeconds = parseDurationSeconds(env.SESSION_MAX_AGE)
+  if (sessionMaxAgeSeconds < 1) throw new ConfigError('Invalid setting: SESSION_MAX_AGE must be at least 1 second')
+  const reauthMaxAgeSeconds = parseDurationSeconds(env.REAUTH_MAX_AGE)
+  if (reauthMaxAgeSeconds < 1) throw new ConfigError('Invalid setting: REAUTH_MAX_AGE must be at least 1 second')
+  const securityEventRetentionSeconds = parseDurationSeconds(env.SECURITY_EVENT_RETENTION)
+  if (securityEventRetentionSeconds < 1) throw new ConfigError('Invalid setting: SECURITY_EVENT_RETENTION must be at least 1 second')
+  const statusListTtlSeconds = parseDurationSeconds(env.STATUS_LIST_TTL)
+  if (statusListTtlSeconds < 1) throw new ConfigError('Invalid setting: STATUS_LIST_TTL must be at least 1 second')
   const windowSeconds = parseDurationSeconds(env.RATE_LIMIT_WINDOW)
   if (windowSeconds < 1) throw new ConfigError('Invalid setting: RATE_LIMIT_WINDOW must be at least 1 second')
   const lockoutSeconds = parseDurationSeconds(env.RATE_LIMIT_LOCKOUT)
@@ -137,13 +216,23 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   if (env.NODE_ENV === 'production' && env.REQUIRE_EMAIL_VERIFICATION && env.SMTP_URL === undefined) {
     throw new ConfigError('Invalid setting: SMTP_URL is required when REQUIRE_EMAIL_VERIFICATION=true in production (nobody could verify an email)')
   }
+  if (parseDurationMilliseconds(env.MAIL_RETRY_DELAY) < 1) throw new ConfigError('Invalid setting: MAIL_RETRY_DELAY must be at least 1ms')
   const passwordResetTtlSeconds = parseDurationSeconds(env.PASSWORD_RESET_TTL)
   const emailVerificationTtlSeconds = parseDurationSeconds(env.EMAIL_VERIFICATION_TTL)
   if (passwordResetTtlSeconds < 1) throw new ConfigError('Invalid setting: PASSWORD_RESET_TTL must be at least 1 second')
   if (emailVerificationTtlSeconds < 1) throw new ConfigError('Invalid setting: EMAIL_VERIFICATION_TTL must be at least 1 second')
+  const mfaTokenTtlSeconds = parseDurationSeconds(env.MFA_TOKEN_TTL)
+  if (mfaTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: MFA_TOKEN_TTL must be at least 1 second')
   if (/^postgres(ql)?:/.test(env.DATABASE_URL) && !URL.canParse(env.DATABASE_URL)) {
     throw new ConfigError('Invalid setting: DATABASE_URL is not a valid postgres:// URL')
   }
+  const trustProxy = parseTrustProxy(env.TRUST_PROXY)
+  const webauthn = webauthnSettings(env)
+  const oidcProviders = parseOidcProviders(env.OIDC_PROVIDERS, environment, env.NODE_ENV)
+  const discoveryTimeoutSeconds = parseDurationSeconds(env.OIDC_DISCOVERY_TIMEOUT)
+  if (discoveryTimeoutSeconds < 1) throw new ConfigError('Invalid setting: OIDC_DISCOVERY_TIMEOUT must be at least 1 second')
+  const signingKeyEncryptionKey = env.SIGNING_KEY_ENCRYPTION_KEY === undefined ? undefined : parseEncryptionKey(env.SIGNING_KEY_ENCRYPTION_KEY)
+  if (env.NODE_ENV === 'production') refuseUnsafeProductionSettings(env, trustProxy)
   return {
     nodeEnv: env.NODE_ENV,
     host: env.HOST,
@@ -152,8 +241,14 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     databaseUrl: env.DATABASE_URL,
     redis: env.REDIS_URL === undefined ? undefined : { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
     accessTokenTtlSeconds,
+    statusListTtlSeconds,
     refreshTokenTtlSeconds,
     refreshReuseGraceSeconds: parseDurationSeconds(env.REFRESH_REUSE_GRACE),
+    sessionMaxAgeSeconds,
+    reauthMaxAgeSeconds,
+    securityEventRetentionSeconds,
+    passwordHashQueueMax: env.PASSWORD_HASH_QUEUE_MAX,
+    passwordHashTargetMs: parseDurationMilliseconds(env.PASSWORD_HASH_TARGET),
     jwtIssuer: env.JWT_ISSUER,
     jwtAudience: env.JWT_AUDIENCE,
     jwtPrivateKey: env.JWT_PRIVATE_KEY,
@@ -171,17 +266,147 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
       lockoutSeconds,
       lockoutMaxSeconds,
       recoveryMax: env.RATE_LIMIT_RECOVERY_MAX,
-      recoveryAccountMax: env.RATE_LIMIT_RECOVERY_ACCOUNT_MAX
+      recoveryAccountMax: env.RATE_LIMIT_RECOVERY_ACCOUNT_MAX,
+      accountMax: env.RATE_LIMIT_ACCOUNT_MAX
     },
-    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, publicUrl: env.PUBLIC_URL.replace(/\/+$/, '') },
+    mail: {
+      smtpUrl: env.SMTP_URL,
+      from: env.MAIL_FROM,
+      publicUrl: env.PUBLIC_URL.replace(/\/+$/, ''),
+      maxAttempts: env.MAIL_MAX_ATTEMPTS,
+      retryDelayMs: parseDurationMilliseconds(env.MAIL_RETRY_DELAY)
+    },
+    webauthn,
     requireEmailVerification: env.REQUIRE_EMAIL_VERIFICATION,
     passwordResetTtlSeconds,
     emailVerificationTtlSeconds,
+    mfaTokenTtlSeconds,
     bodyLimit: env.BODY_LIMIT,
-    trustProxy: env.TRUST_PROXY,
+    trustProxy,
+    signingKeyEncryptionKey,
+    docs: env.DOCS ?? env.NODE_ENV !== 'production',
+    metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST },
     logLevel: env.LOG_LEVEL,
-    demo: env.DEMO ?? env.NODE_ENV === 'development'
+    pages: env.PAGES,
+    oidc: { providers: oidcProviders, discoveryTimeoutSeconds }
   }
+}
+
+const PROVIDER_NAME = /^[a-z][a-z0-9_]{0,31}$/
+
+/**
+ * OIDC_PROVIDERS=google,corp and, for each name, OIDC_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET
+ * (required), _SCOPES (default "openid email profile") and _LABEL (default the name). The names
+ * per provider are not in the fixed schema, so they are read here from the same environment.
+ * An http:// issuer is refused in production (tokens and the client secret would travel in clear).
+ */
+function parseOidcProviders (list: string, environment: Record<string, string | undefined>, nodeEnv: Environment['NODE_ENV']): OidcProviderConfig[] {
+  const names = list.split(',').map(name => name.trim().toLowerCase()).filter(name => name !== '')
+  const seen = new Set<string>()
+  return names.map(name => {
+    if (!PROVIDER_NAME.test(name)) throw new ConfigError(`Invalid setting: OIDC_PROVIDERS has "${name}"; a name is a letter then up to 31 letters, digits or _`)
+    // The routes beside /auth/oidc/:provider.
+    if (name === 'providers' || name === 'exchange') throw new ConfigError(`Invalid setting: OIDC_PROVIDERS cannot name a provider "${name}" (a route of its own)`)
+    if (seen.has(name)) throw new ConfigError(`Invalid setting: OIDC_PROVIDERS names "${name}" twice`)
+    seen.add(name)
+    const prefix = `OIDC_${name.toUpperCase()}_`
+    const read = (key: string) => {
+      const value = environment[prefix + key]?.trim()
+      return value === undefined || value === '' ? undefined : value
+    }
+    const required = (key: string) => {
+      const value = read(key)
+      if (value === undefined) throw new ConfigError(`Invalid setting: ${prefix}${key} is required (provider "${name}" is in OIDC_PROVIDERS)`)
+      return value
+    }
+    const issuer = required('ISSUER')
+    if (!/^https?:\/\/[^/]/.test(issuer) || !URL.canParse(issuer)) throw new ConfigError(`Invalid setting: ${prefix}ISSUER must be an https:// URL`)
+    if (nodeEnv === 'production' && !issuer.startsWith('https://')) throw new ConfigError(`Invalid setting: ${prefix}ISSUER must start with https:// in production`)
+    const scopes = read('SCOPES') ?? 'openid email profile'
+    if (!scopes.split(/\s+/).includes('openid')) throw new ConfigError(`Invalid setting: ${prefix}SCOPES must include openid`)
+    return { name, label: read('LABEL') ?? name, issuer, clientId: required('CLIENT_ID'), clientSecret: required('CLIENT_SECRET'), scopes }
+  })
+}
+
+// proxy-addr's names for address ranges, which Fastify's trustProxy accepts beside addresses and CIDRs.
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/**
+ * TRUST_PROXY in the forms Fastify's trustProxy takes: "false", "true" (trust
+ * every hop: only behind a proxy that overwrites X-Forwarded-For), a hop count
+ * ("1": the address the nearest proxy saw), or the proxies' addresses and CIDRs.
+ * Fastify (proxy-addr) then reads X-Forwarded-For from the right, past trusted hops only.
+ */
+function parseTrustProxy (value: string): Config['trustProxy'] {
+  const trimmed = value.trim()
+  if (trimmed === 'false') return false
+  if (trimmed === 'true') return true
+  if (/^\d+$/.test(trimmed)) {
+    const hops = Number(trimmed)
+    if (hops > 100) throw new ConfigError('Invalid setting: TRUST_PROXY hop count must be at most 100')
+    return hops === 0 ? false : hops
+  }
+  const entries = trimmed.split(',').map(entry => entry.trim()).filter(entry => entry !== '')
+  for (const entry of entries) {
+    if (!isProxyEntry(entry)) {
+      throw new ConfigError(`Invalid setting: TRUST_PROXY has "${entry}", which is not true, false, a hop count, or a proxy address or CIDR such as 10.0.0.0/8`)
+    }
+  }
+  if (entries.length === 0) throw new ConfigError('Invalid setting: TRUST_PROXY is empty')
+  return entries
+}
+
+function isProxyEntry (entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true
+  const [address, prefix, ...rest] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || rest.length > 0) return false
+  if (prefix === undefined) return true
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)
+}
+
+/** 32 bytes in base64 (as `openssl rand -base64 32` prints them). */
+function parseEncryptionKey (value: string): Buffer {
+  const key = Buffer.from(value.trim(), 'base64')
+  if (!/^[A-Za-z0-9+/]{43}=?$/.test(value.trim()) || key.length !== 32) {
+    throw new ConfigError('Invalid setting: SIGNING_KEY_ENCRYPTION_KEY must be 32 random bytes in base64 (openssl rand -base64 32)')
+  }
+  return key
+}
+
+/** Settings that are fine on a laptop and unsafe on the internet: production refuses them. */
+function refuseUnsafeProductionSettings (env: Environment, trustProxy: Config['trustProxy']): void {
+  if (trustProxy === true) {
+    throw new ConfigError('Invalid setting: TRUST_PROXY=true is refused in production (any client could choose its address); give the hop count or the proxies\' addresses')
+  }
+  if (!env.COOKIE_SECURE) throw new ConfigError('Invalid setting: COOKIE_SECURE=false is refused in production (tokens would travel over plain HTTP)')
+  if (!/^https:\/\//i.test(env.PUBLIC_URL) && !/^http:\/\/localhost(:\d+)?(\/|$)/i.test(env.PUBLIC_URL)) {
+    throw new ConfigError('Invalid setting: PUBLIC_URL must start with https:// in production (mailed links carry tokens); only http://localhost is excepted')
+  }
+}
+
+/**
+ * The relying party of passkeys. By default the host of PUBLIC_URL and its origin. Every origin
+ * must be the RP ID or a subdomain of it: a browser refuses any other pair, so a mismatch is a
+ * setting error found at start rather than a registration that can never succeed.
+ */
+function webauthnSettings (env: Environment): Config['webauthn'] {
+  const publicUrl = new URL(env.PUBLIC_URL)
+  const rpId = (env.WEBAUTHN_RP_ID ?? publicUrl.hostname).trim().toLowerCase()
+  // Only a setting given is judged: PUBLIC_URL's host may be an address (no passkey works there, nothing else breaks).
+  if (env.WEBAUTHN_RP_ID !== undefined && (!/^[a-z0-9.-]+$/.test(rpId) || rpId.startsWith('.') || rpId.endsWith('.'))) {
+    throw new ConfigError(`Invalid setting: WEBAUTHN_RP_ID "${rpId}" is not a domain such as example.com`)
+  }
+  const origins = (env.WEBAUTHN_ORIGINS ?? publicUrl.origin).split(',').map(origin => origin.trim()).filter(origin => origin !== '')
+  if (origins.length === 0) throw new ConfigError('Invalid setting: WEBAUTHN_ORIGINS is empty')
+  for (const origin of origins) {
+    if (!isOrigin(origin)) throw new ConfigError(`Invalid setting: WEBAUTHN_ORIGINS has "${origin}", which is not an origin such as https://app.example.com`)
+    const host = new URL(origin).hostname
+    if (host !== rpId && !host.endsWith(`.${rpId}`)) {
+      throw new ConfigError(`Invalid setting: WEBAUTHN_ORIGINS has "${origin}", which is not on WEBAUTHN_RP_ID "${rpId}" or a subdomain of it`)
+    }
+  }
+  return { rpId, rpName: env.WEBAUTHN_RP_NAME, origins }
 }
 
 function isOrigin (value: string): boolean {

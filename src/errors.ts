@@ -19,17 +19,59 @@ export const InvalidResetTokenError = createError('INVALID_RESET_TOKEN', 'The pa
 export const ResetTokenExpiredError = createError('RESET_TOKEN_EXPIRED', 'The password-reset token has expired; request a new one', 400)
 export const InvalidVerificationTokenError = createError('INVALID_VERIFICATION_TOKEN', 'The email-verification token is unknown, already used or replaced by a newer one', 400)
 export const VerificationTokenExpiredError = createError('VERIFICATION_TOKEN_EXPIRED', 'The email-verification token has expired; request a new one', 400)
+export const InvalidMfaSetupCodeError = createError('INVALID_MFA_CODE', 'The code does not match the new TOTP secret; check the authenticator app\'s clock and try the current code', 400)
+export const InvalidMfaCodeError = createError('INVALID_MFA_CODE', 'The code is wrong, already used, or not from this account\'s authenticator', 401)
+export const InvalidMfaTokenError = createError('INVALID_MFA_TOKEN', 'The mfa_token is unknown, expired, already used or void after too many wrong codes; log in again', 401)
+export const InvalidRedirectError = createError('INVALID_REDIRECT', 'redirect_to must be a path of this service or a URL under one of ALLOWED_ORIGINS', 400)
+export const InvalidOidcStateError = createError('INVALID_STATE', 'The sign-in state is missing, forged or expired (start again from the sign-in button, in the same browser)', 400)
+export const InvalidCodeError = createError('INVALID_CODE', 'The sign-in code is unknown, already used or expired (it lives 60 seconds)', 400)
 export const TokenMismatchError = createError('TOKEN_MISMATCH', 'The access token and the refresh token belong to different users', 401)
+export const SessionExpiredError = createError('SESSION_EXPIRED', 'The session has reached its maximum age (SESSION_MAX_AGE); log in again', 401)
+export const ReauthenticationRequiredError = createError('REAUTHENTICATION_REQUIRED', 'Confirm your password first (POST /auth/reauthenticate): this change needs a recent password proof', 403)
+export const InvalidPasskeyRegistrationError = createError<[string]>('INVALID_PASSKEY_REGISTRATION', '%s', 400)
+export const InvalidPasskeyError = createError('INVALID_PASSKEY', 'The passkey could not be verified (unknown passkey, unknown or used or expired challenge, no user verification, or a bad signature); ask for new options and try again', 401)
+export const PasskeyCounterRegressedError = createError('PASSKEY_COUNTER_REGRESSED', 'The passkey\'s signature counter went back: it may have been cloned, so it is refused', 401)
+export const MfaRequiredError = createError('MFA_REQUIRED', 'This account has a second factor: send a code with the mfa_token to POST /auth/mfa/verify', 403)
 export const ForbiddenError = createError('FORBIDDEN', 'A user may only read and update itself', 403)
 export const EmailNotVerifiedError = createError('EMAIL_NOT_VERIFIED', 'Verify your email address before logging in (see the mail we sent, or ask for a new one)', 403)
 export const CrossSiteRequestError = createError('CROSS_SITE_REQUEST', 'Cross-site requests carrying cookies are refused', 403)
 export const UserNotFoundError = createError('USER_NOT_FOUND', 'The user does not exist', 404)
 export const SessionNotFoundError = createError('SESSION_NOT_FOUND', 'No such session of yours', 404)
+export const PasskeyNotFoundError = createError('PASSKEY_NOT_FOUND', 'No such passkey of yours', 404)
 export const RouteNotFoundError = createError<[string, string]>('NOT_FOUND', 'Route %s %s not found', 404)
 export const EmailTakenError = createError('EMAIL_TAKEN', 'That email address is already registered', 409)
 export const UsernameTakenError = createError('USERNAME_TAKEN', 'That username is already taken', 409)
+export const PasskeyAlreadyRegisteredError = createError('PASSKEY_ALREADY_REGISTERED', 'This passkey is already registered', 409)
+export const TotpAlreadyEnabledError = createError('TOTP_ALREADY_ENABLED', 'TOTP is already on for this account; turn it off first (DELETE /auth/mfa/totp)', 409)
+export const TotpSetupNotStartedError = createError('TOTP_SETUP_NOT_STARTED', 'No TOTP secret is waiting for confirmation; start with POST /auth/mfa/totp', 409)
+export const TotpNotEnabledError = createError('TOTP_NOT_ENABLED', 'TOTP is not on for this account', 409)
+export const ProviderNotFoundError = createError('PROVIDER_NOT_FOUND', 'No such sign-in provider', 404)
+export const IdentityNotFoundError = createError('IDENTITY_NOT_FOUND', 'No identity of yours at that provider', 404)
+export const LastLoginMethodError = createError('LAST_LOGIN_METHOD', 'This is your last way to sign in: set a password (forgot-password) or link another provider first', 409)
 export const PayloadTooLargeError = createError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit', 413)
 export const UnsupportedMediaTypeError = createError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)', 415)
 export const RateLimitedError = createError<[number]>('RATE_LIMITED', 'Too many attempts; retry in %d seconds', 429)
 export const StoreUnavailableError = createError('STORE_UNAVAILABLE', 'The account store is unavailable; retry shortly', 503)
+export const BusyError = createError('BUSY', 'Too many password checks are waiting; retry shortly', 503)
 export const InternalError = createError('INTERNAL_ERROR', 'Something went wrong on our side', 500)
+
+/** An error whose answer carries `Retry-After`: the error handler sets the header from `retryAfter`. */
+export type RetryableError = Error & { retryAfter: number }
+
+/** 429 RATE_LIMITED, retry in `seconds`. */
+export function rateLimited (seconds: number): RetryableError {
+  return Object.assign(new RateLimitedError(seconds), { retryAfter: seconds })
+}
+
+/** An error whose answer adds fields to the error shape: the error handler copies `bodyFields` into the body. */
+export type ErrorWithBodyFields = Error & { bodyFields: Record<string, string> }
+
+/** 403 MFA_REQUIRED, with the `mfa_token` that POST /auth/mfa/verify takes. */
+export function mfaRequired (mfaToken: string): ErrorWithBodyFields {
+  return Object.assign(new MfaRequiredError(), { bodyFields: { mfa_token: mfaToken } })
+}
+
+/** 503 BUSY: the password-hashing queue is full. */
+export function busy (): RetryableError {
+  return Object.assign(new BusyError(), { retryAfter: 1 })
+}

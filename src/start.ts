@@ -1,9 +1,11 @@
+import type { Server } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { describeDatabase } from '../db/open.js'
 import app, { serverOptions } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
+import { listenMetrics } from './metrics-listener.js'
 
 /**
  * Starts the service: loads the settings, builds the app, listens and wires
@@ -36,9 +38,12 @@ export async function start (): Promise<void> {
     return process.exit(1)
   }
 
+  let metricsServer: Server | undefined
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) server.log.error({ err }, 'shutting down after an error')
     else server.log.info({ signal }, 'shutting down')
+    metricsServer?.closeAllConnections()
+    metricsServer?.close()
     const reaper = setInterval(() => server.server.closeIdleConnections(), 100)
     await server.close()
     clearInterval(reaper)
@@ -52,6 +57,17 @@ export async function start (): Promise<void> {
     server.log.fatal({ err: error }, `cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`)
     await server.close()
     return process.exit(1)
+  }
+  if (config.metrics.port !== undefined) {
+    try {
+      const metrics = await listenMetrics(server, { host: config.metrics.host, port: config.metrics.port })
+      metricsServer = metrics.server
+      server.log.info(`metrics listening at ${metrics.url}`)
+    } catch (error) {
+      server.log.fatal({ err: error }, `cannot listen on METRICS_HOST ${config.metrics.host}:${config.metrics.port}: ${(error as Error).message}`)
+      await server.close()
+      return process.exit(1)
+    }
   }
   server.log.info({ variant: config.variant, database: describeDatabase(config.databaseUrl) }, 'account service ready')
 }

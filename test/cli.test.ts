@@ -2,8 +2,10 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import packageJson from '../package.json' with { type: 'json' }
 import { build } from './fixtures/build.js'
 import { loggedInUser, registerUser } from './fixtures/factories.js'
+import { enableTotp, mfaToken, verify } from './fixtures/mfa.js'
 import { temporaryDatabase } from './fixtures/temporary.js'
 
 /** The built CLI, as `npx account-service` runs it (pretest builds it). */
@@ -21,7 +23,7 @@ function cli (databaseUrl: string | undefined, ...args: string[]) {
 t.test('--help lists every command and exits 0; no command or a wrong one exits 2', async (t) => {
   const help = cli(undefined, '--help')
   t.equal(help.code, 0)
-  for (const command of ['migrate', 'keys list', 'keys rotate', 'users list', 'users show <id|email>', 'users delete <id>', 'sessions revoke <id|email>']) {
+  for (const command of ['migrate', 'keys list', 'keys rotate', 'users list', 'users show <id|email>', 'users delete <id>', 'sessions revoke <id|email>', 'mfa reset <id|email>']) {
     t.match(help.stdout, command)
   }
   t.match(help.stdout, /Exit codes: 0 done, 1 failed .*, 2 usage error/)
@@ -34,7 +36,7 @@ t.test('--help lists every command and exits 0; no command or a wrong one exits 
     t.match(wrong.stderr, /Run account-service --help for the commands\.\n$/)
     t.equal(wrong.stdout, '')
   }
-  t.match(cli(undefined, '--version').stdout, /^\d+\.\d+\.\d+\n$/)
+  t.equal(cli(undefined, '--version').stdout, `account-service ${packageJson.version} (Node ${process.version})\n`, 'the version, and the Node it runs on')
 })
 
 t.test('migrate creates and migrates the store named by DATABASE_URL or --database', async (t) => {
@@ -103,6 +105,36 @@ t.test('sessions revoke ends every session of a user', async (t) => {
   const untouched = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: otherUser.refreshToken } })
   t.equal(untouched.statusCode, 200, "another user's session lives on")
   t.equal(JSON.parse(cli(databaseUrl, 'sessions', 'revoke', String(first.user.id), '--json').stdout).revoked, 0, 'nothing left to revoke')
+})
+
+t.test('mfa reset turns off a user\'s TOTP and voids its recovery codes, recorded as a security event', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const session = await loggedInUser(server, 'cookie')
+  const { recoveryCodes } = await enableTotp(server, 'cookie', session)
+  const bystander = await loggedInUser(server, 'cookie')
+  await enableTotp(server, 'cookie', bystander)
+  const token = await mfaToken(server, session.user)
+
+  const reset = cli(databaseUrl, 'mfa', 'reset', session.user.email.toUpperCase())
+  t.equal(reset.code, 0, reset.stderr)
+  t.equal(reset.stdout, `turned off TOTP of user ${session.user.id} (${session.user.email}) and voided its recovery codes; the next login asks for the password only\n`)
+  const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: session.user.email, password: session.user.password } })
+  t.equal(login.statusCode, 200, 'the password alone logs in')
+  t.equal((await verify(server, token, recoveryCodes[0])).statusCode, 401, 'a pending mfa_token and the recovery codes are void')
+  const account = await server.inject({ method: 'GET', url: '/auth/account', cookies: { accessToken: login.json().accessToken } })
+  t.same(account.json().mfa, { totp: false, passkeys: false, recovery_codes_left: 0 })
+  const events = JSON.parse(cli(databaseUrl, 'events', String(session.user.id), '--json').stdout)
+  t.match(events.find((event: { type: string }) => event.type === 'mfa_disabled'), { detail: { method: 'totp', reason: 'support reset' }, ip: null, sessionId: null })
+  t.equal((await server.inject({ method: 'POST', url: '/auth/login', payload: { email: bystander.user.email, password: bystander.user.password } })).statusCode, 403,
+    'another user keeps its TOTP')
+
+  const again = cli(databaseUrl, 'mfa', 'reset', String(session.user.id), '--json')
+  t.equal(again.code, 0)
+  t.same(JSON.parse(again.stdout), { userId: session.user.id, reset: false }, 'nothing to reset; no second event')
+  t.equal(JSON.parse(cli(databaseUrl, 'events', String(session.user.id), '--json').stdout).filter((event: { type: string }) => event.type === 'mfa_disabled').length, 1)
+  t.equal(cli(databaseUrl, 'mfa', 'reset', 'nobody@example.com').code, 1)
+  t.equal(cli(databaseUrl, 'mfa', 'reset').code, 2)
 })
 
 t.test('keys rotate adds a key that new access tokens are signed with', async (t) => {

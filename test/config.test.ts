@@ -61,7 +61,12 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
     [{ PUBLIC_URL: 'accounts.example.com' }, /^Invalid setting: PUBLIC_URL /],
     [{ PASSWORD_RESET_TTL: 'half an hour' }, /^Invalid setting: PASSWORD_RESET_TTL /],
     [{ EMAIL_VERIFICATION_TTL: '0' }, /^Invalid setting: EMAIL_VERIFICATION_TTL /],
-    [{ RATE_LIMIT_RECOVERY_ACCOUNT_MAX: '0' }, /^Invalid setting: RATE_LIMIT_RECOVERY_ACCOUNT_MAX /]
+    [{ RATE_LIMIT_RECOVERY_ACCOUNT_MAX: '0' }, /^Invalid setting: RATE_LIMIT_RECOVERY_ACCOUNT_MAX /],
+    [{ MFA_TOKEN_TTL: '0' }, /^Invalid setting: MFA_TOKEN_TTL /],
+    [{ MFA_TOKEN_TTL: 'five minutes' }, /^Invalid setting: MFA_TOKEN_TTL /],
+    [{ MAIL_MAX_ATTEMPTS: '0' }, /^Invalid setting: MAIL_MAX_ATTEMPTS /],
+    [{ MAIL_RETRY_DELAY: '10 seconds' }, /^Invalid setting: MAIL_RETRY_DELAY /],
+    [{ MAIL_RETRY_DELAY: '0ms' }, /^Invalid setting: MAIL_RETRY_DELAY /]
   ]
   for (const [environment, message] of cases) {
     const error = t.throws(() => loadConfig(environment)) as Error
@@ -73,7 +78,7 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
 
 t.test('account-lifecycle settings: defaults and values', async (t) => {
   t.match(loadConfig({}), {
-    mail: { smtpUrl: undefined, publicUrl: 'http://localhost:3000' },
+    mail: { smtpUrl: undefined, publicUrl: 'http://localhost:3000', maxAttempts: 8, retryDelayMs: 10_000 },
     requireEmailVerification: false,
     passwordResetTtlSeconds: 1800,
     emailVerificationTtlSeconds: 86400,
@@ -82,6 +87,62 @@ t.test('account-lifecycle settings: defaults and values', async (t) => {
   t.match(loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525', PUBLIC_URL: 'https://accounts.example.com/', MAIL_FROM: 'Accounts <a@example.com>' }), {
     mail: { smtpUrl: 'smtp://127.0.0.1:2525', publicUrl: 'https://accounts.example.com', from: 'Accounts <a@example.com>' }
   })
+  t.match(loadConfig({ MAIL_MAX_ATTEMPTS: '3', MAIL_RETRY_DELAY: '250ms' }), { mail: { maxAttempts: 3, retryDelayMs: 250 } })
   t.match(loadConfig({ NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true', SMTP_URL: 'smtps://mail.example.com' }), { requireEmailVerification: true })
   t.match(loadConfig({ NODE_ENV: 'development', REQUIRE_EMAIL_VERIFICATION: 'true' }), { requireEmailVerification: true }, 'outside production the log stands in for mail')
+})
+
+t.test('MFA_TOKEN_TTL: five minutes by default, in any duration form', async (t) => {
+  t.equal(loadConfig({}).mfaTokenTtlSeconds, 300)
+  t.equal(loadConfig({ MFA_TOKEN_TTL: '90s' }).mfaTokenTtlSeconds, 90)
+  t.equal(loadConfig({ MFA_TOKEN_TTL: '120' }).mfaTokenTtlSeconds, 120)
+})
+
+t.test('TRUST_PROXY takes false, a hop count, or proxy addresses and CIDRs (Fastify\'s forms)', async (t) => {
+  t.equal(loadConfig({}).trustProxy, false, 'off by default')
+  t.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  t.equal(loadConfig({ TRUST_PROXY: '0' }).trustProxy, false)
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.1,fd00::/8, loopback' }).trustProxy, ['10.0.0.0/8', '192.168.1.1', 'fd00::/8', 'loopback'])
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true, 'every hop, outside production')
+  for (const bad of ['yes', '10.0.0.0/33', '10.0.0.1, proxy.internal', 'fd00::/129', ',']) {
+    t.throws(() => loadConfig({ TRUST_PROXY: bad }), /^Invalid setting: TRUST_PROXY /, `"${bad}" refused`)
+  }
+})
+
+t.test('production refuses unsafe settings with one line naming the setting', async (t) => {
+  const production = { NODE_ENV: 'production' }
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ TRUST_PROXY: 'true' }, /^Invalid setting: TRUST_PROXY=true is refused in production/],
+    [{ COOKIE_SECURE: 'false' }, /^Invalid setting: COOKIE_SECURE=false is refused in production/],
+    [{ PUBLIC_URL: 'http://accounts.example.com' }, /^Invalid setting: PUBLIC_URL must start with https:\/\//],
+    [{ PUBLIC_URL: 'http://localhost.example.com' }, /^Invalid setting: PUBLIC_URL /],
+    [{ PUBLIC_URL: 'http://127.0.0.1:3000' }, /^Invalid setting: PUBLIC_URL /]
+  ]
+  for (const [environment, message] of cases) {
+    let error: unknown
+    try { loadConfig({ ...production, ...environment }) } catch (caught) { error = caught }
+    t.ok(error instanceof ConfigError, `${JSON.stringify(environment)} refused`)
+    t.match((error as Error).message, message)
+    t.notOk((error as Error).message.includes('\n'), 'one line')
+  }
+  t.ok(loadConfig({ ...production, TRUST_PROXY: '1', PUBLIC_URL: 'https://accounts.example.com' }), 'a hop count and https are fine')
+  t.ok(loadConfig({ ...production, PUBLIC_URL: 'http://localhost' }), 'http://localhost is excepted')
+  t.ok(loadConfig({ ...production, PUBLIC_URL: 'http://localhost:8080/app' }), 'with a port too')
+  t.ok(loadConfig({ TRUST_PROXY: 'true', COOKIE_SECURE: 'false', PUBLIC_URL: 'http://dev.internal' }), 'outside production all of these are allowed')
+})
+
+t.test('DOCS follows NODE_ENV; METRICS_PORT and METRICS_HOST; SIGNING_KEY_ENCRYPTION_KEY is 32 bytes of base64', async (t) => {
+  t.equal(loadConfig({}).docs, true, 'docs in development')
+  t.equal(loadConfig({ NODE_ENV: 'production' }).docs, false, 'no docs in production')
+  t.equal(loadConfig({ NODE_ENV: 'production', DOCS: 'true' }).docs, true)
+  t.same(loadConfig({}).metrics, { port: undefined, host: '127.0.0.1' })
+  t.same(loadConfig({ METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' }).metrics, { port: 9100, host: '0.0.0.0' })
+  t.throws(() => loadConfig({ METRICS_PORT: 'x' }), /^Invalid setting: METRICS_PORT /)
+  t.throws(() => loadConfig({ DOCS: 'maybe' }), /^Invalid setting: DOCS /)
+  const key = Buffer.alloc(32, 7)
+  t.same(loadConfig({ SIGNING_KEY_ENCRYPTION_KEY: key.toString('base64') }).signingKeyEncryptionKey, key)
+  for (const bad of ['short', Buffer.alloc(16).toString('base64'), Buffer.alloc(33).toString('base64'), `${key.toString('base64').slice(0, -2)}!=`]) {
+    t.throws(() => loadConfig({ SIGNING_KEY_ENCRYPTION_KEY: bad }), /^Invalid setting: SIGNING_KEY_ENCRYPTION_KEY /, `${bad} refused`)
+  }
 })

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 
 // The same tables as db/sqlite/schema.ts, in PostgreSQL's types. Unqualified names: the tables
 // live in the connection's search_path (public by default), so one database can hold several.
@@ -11,7 +11,8 @@ export const users = pgTable('users', {
   lastName: text('last_name').notNull(),
   username: text('username'),
   email: text('email').notNull(),
-  passwordHash: text('password_hash').notNull(),
+  /** Null for an account made by signing in with an OpenID provider: no password login until one is set (forgot-password). */
+  passwordHash: text('password_hash'),
   emailVerified: boolean('email_verified').notNull().default(false),
   emailVerifiedAt: moment('email_verified_at'),
   createdAt: moment('created_at').notNull(),
@@ -43,7 +44,9 @@ export const sessions = pgTable('sessions', {
   createdAt: moment('created_at').notNull(),
   lastUsedAt: moment('last_used_at').notNull(),
   userAgent: text('user_agent'),
-  ip: text('ip')
+  ip: text('ip'),
+  /** When the user last proved the password in this session (login, re-authentication); a refresh does not renew it. */
+  authenticatedAt: moment('authenticated_at').notNull().default(sql`to_timestamp(0)`)
 }, (table) => [
   index('sessions_user_idx').on(table.userId)
 ])
@@ -52,7 +55,7 @@ export const sessions = pgTable('sessions', {
 export const oneTimeTokens = pgTable('one_time_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  purpose: text('purpose', { enum: ['reset_password', 'verify_email'] }).notNull(),
+  purpose: text('purpose', { enum: ['reset_password', 'verify_email', 'oidc_login'] }).notNull(),
   /** The address a verification link was sent to: it verifies only that address. */
   email: text('email').notNull(),
   createdAt: moment('created_at').notNull(),
@@ -66,6 +69,158 @@ export const signingKeys = pgTable('signing_keys', {
   kid: text('kid').primaryKey(),
   algorithm: text('algorithm', { enum: ['EdDSA', 'ES256'] }).notNull(),
   publicKeyPem: text('public_key_pem').notNull(),
-  privateKeyPem: text('private_key_pem').notNull(),
+  /** PKCS#8 PEM, or its sealed form with SIGNING_KEY_ENCRYPTION_KEY; null once the key is retired. */
+  privateKeyPem: text('private_key_pem'),
   createdAt: moment('created_at').notNull()
 })
+
+/** Security events (logins, failures, lockouts, changes): what GET /auth/security-events shows a user of its account. */
+export const securityEvents = pgTable('security_events', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  type: text('type').notNull(),
+  /** Null for a failed login of an unknown email. */
+  userId: integer('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  sessionId: text('session_id'),
+  ip: text('ip'),
+  userAgent: text('user_agent'),
+  requestId: text('request_id'),
+  /** JSON with what else the event tells (a login's method, the old email address). */
+  detail: text('detail'),
+  createdAt: moment('created_at').notNull()
+}, (table) => [
+  index('security_events_user_idx').on(table.userId, table.id),
+  index('security_events_created_idx').on(table.createdAt)
+])
+
+/** The session's index in the Token Status List (issue 14): an identity, so never handed out twice. */
+export const sessionStatusIndexes = pgTable('session_status_indexes', {
+  statusIndex: integer('status_index').primaryKey().generatedAlwaysAsIdentity(),
+  sessionId: text('session_id').notNull().references(() => sessions.id, { onDelete: 'cascade' })
+}, (table) => [
+  uniqueIndex('session_status_indexes_session_unique').on(table.sessionId)
+])
+
+/**
+ * The revocation log: one row per revoked session, written in the revoking transaction; every
+ * instance follows it (`seq > cursor`). No foreign keys: a row must outlive the deleted user it tells of.
+ */
+export const revocations = pgTable('revocations', {
+  seq: bigint('seq', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  sessionId: text('session_id').notNull(),
+  userId: integer('user_id').notNull(),
+  statusIndex: integer('status_index'),
+  /** The session ended because its user was deleted: its tokens get 404 USER_NOT_FOUND. */
+  userDeleted: boolean('user_deleted').notNull().default(false),
+  revokedAt: moment('revoked_at').notNull()
+}, (table) => [
+  index('revocations_revoked_at_idx').on(table.revokedAt)
+])
+
+/** Settings the service decides for itself and every instance shares (the calibrated password-hash parameters), by name. */
+export const settings = pgTable('settings', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull()
+})
+
+/** Passkeys (WebAuthn credentials) of a user; see db/sqlite/schema.ts. The counter is a uint32: bigint. */
+export const passkeys = pgTable('passkeys', {
+  id: text('id').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  credentialId: text('credential_id').notNull(),
+  publicKey: text('public_key').notNull(),
+  counter: bigint('counter', { mode: 'number' }).notNull(),
+  transports: text('transports').notNull().default(''),
+  name: text('name').notNull(),
+  createdAt: moment('created_at').notNull(),
+  lastUsedAt: moment('last_used_at')
+}, (table) => [
+  uniqueIndex('passkeys_credential_id_unique').on(table.credentialId),
+  index('passkeys_user_idx').on(table.userId)
+])
+
+/** WebAuthn challenges waiting for their answer, by the SHA-256 of the challenge; see db/sqlite/schema.ts. */
+export const webauthnChallenges = pgTable('webauthn_challenges', {
+  challengeHash: text('challenge_hash').primaryKey(),
+  purpose: text('purpose', { enum: ['registration', 'authentication'] }).notNull(),
+  userId: integer('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: moment('created_at').notNull(),
+  expiresAt: moment('expires_at').notNull()
+}, (table) => [
+  index('webauthn_challenges_expires_idx').on(table.expiresAt)
+])
+
+/**
+ * A user's TOTP secret (RFC 6238), sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set; inactive
+ * until confirmed. `last_used_step`: the time step of the last code accepted (replay refusal).
+ */
+export const totpCredentials = pgTable('totp_credentials', {
+  userId: integer('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
+  secret: text('secret').notNull(),
+  createdAt: moment('created_at').notNull(),
+  confirmedAt: moment('confirmed_at'),
+  lastUsedStep: bigint('last_used_step', { mode: 'number' })
+})
+
+/** Single-use recovery codes of a user with TOTP, stored only as hashes; a new set replaces the old. */
+export const recoveryCodes = pgTable('recovery_codes', {
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  codeHash: text('code_hash').notNull(),
+  createdAt: moment('created_at').notNull(),
+  usedAt: moment('used_at')
+}, (table) => [
+  primaryKey({ columns: [table.userId, table.codeHash] })
+])
+
+/** The second step of a login of an account with TOTP: the mfa_token's hash, single use, void after too many failures. */
+export const mfaChallenges = pgTable('mfa_challenges', {
+  tokenHash: text('token_hash').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: moment('created_at').notNull(),
+  expiresAt: moment('expires_at').notNull(),
+  failures: integer('failures').notNull().default(0),
+  usedAt: moment('used_at')
+}, (table) => [
+  index('mfa_challenges_user_idx').on(table.userId)
+])
+
+/**
+ * The mail outbox (plugins/app/mailer.ts): every mail is written here first, a reset or verification
+ * mail in the transaction that makes its token, and a worker sends it with retries. Instances claim
+ * rows with FOR UPDATE SKIP LOCKED and a lease (claimed_until), so no two send one mail. The body,
+ * which may hold a link's token, is erased once the mail is sent or given up; finished rows are pruned.
+ * No foreign key: a notice to a previous address tells of no current user.
+ */
+export const mailOutbox = pgTable('mail_outbox', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  to: text('recipient').notNull(),
+  subject: text('subject').notNull(),
+  text: text('body').notNull(),
+  status: text('status', { enum: ['pending', 'sent', 'failed'] }).notNull().default('pending'),
+  /** Delivery attempts so far, counted when a worker claims the mail (a crash mid-send counts too). */
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: moment('next_attempt_at').notNull(),
+  /** A worker is sending it until then; past it, another may (the first one died). */
+  claimedUntil: moment('claimed_until'),
+  lastError: text('last_error'),
+  createdAt: moment('created_at').notNull(),
+  /** When it was sent or given up. */
+  finishedAt: moment('finished_at')
+}, (table) => [
+  index('mail_outbox_due_idx').on(table.status, table.nextAttemptAt),
+  index('mail_outbox_finished_idx').on(table.finishedAt)
+])
+
+/**
+ * Accounts at OpenID Connect providers linked to a user (issue 17): the provider's `sub` is the
+ * identity; one identity per provider and user. The email is what the provider said at linking.
+ */
+export const identities = pgTable('identities', {
+  provider: text('provider').notNull(),
+  subject: text('subject').notNull(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  email: text('email'),
+  createdAt: moment('created_at').notNull()
+}, (table) => [
+  uniqueIndex('identities_provider_subject_unique').on(table.provider, table.subject),
+  uniqueIndex('identities_user_provider_unique').on(table.userId, table.provider)
+])

@@ -1,16 +1,22 @@
 import { fileURLToPath } from 'node:url'
-import { and, asc, count, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, ne, notExists, or, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
 import pg from 'pg'
 import {
-  StoreUnavailableError,
-  type AccountStore, type NewOneTimeToken, type NewRefreshToken, type NewSession, type NewUser,
-  type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UserChanges
+  IdentityTakenError, StoreUnavailableError,
+  type AccountStore, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type NewIdentity, type NewSession, type NewUser, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UnlinkOutcome,
+  type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
+import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { describeStartError, translatePostgresError } from './errors.js'
-import { oneTimeTokens, refreshTokens, sessions, signingKeys, users } from './schema.js'
+import * as outbox from './mail-outbox.js'
+import {
+  identities, mailOutbox, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, settings,
+  signingKeys, totpCredentials, users, passkeys, webauthnChallenges
+} from './schema.js'
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url))
 
@@ -88,8 +94,57 @@ function prepareStatements (db: Db) {
     familyTokenState: db.select({
       tokens: count(),
       live: sql<number>`count(*) filter (where ${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`.mapWith(Number)
-    }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare('family_token_state')
+    }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare('family_token_state'),
+    // Polled by every instance a few times a second: a range of the primary key.
+    revocationsAfter: db.select().from(revocations)
+      .where(and(gt(revocations.seq, placeholder('afterSeq')), gte(revocations.revokedAt, sql`${placeholder('since')}`)))
+      .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare('revocations_after'),
+    // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
+    // and its status-list index.
+    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex })
+      .from(refreshTokens)
+      .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
+      .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
+      .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare('refresh_token_by_hash')
   }
+}
+
+/**
+ * An INSERT of a revocation-log row per session among the refresh tokens of `source` (the table by
+ * default, or a CTE) matching `where`, for use inside a WITH; returns the rows it wrote.
+ */
+function logRevocations (where: SQL, now: Date, userDeleted: boolean, source: SQL = sql`refresh_tokens`): SQL {
+  return sql`insert into revocations (session_id, user_id, status_index, user_deleted, revoked_at)
+    select t.family_id, t.user_id, s.status_index, ${userDeleted}, ${now}
+    from (select family_id, min(user_id) as user_id from ${source} where ${where} group by family_id) t
+    left join session_status_indexes s on s.session_id = t.family_id
+    returning seq`
+}
+
+/** The user's recovery codes become `codeHashes`, all unused (inside a transaction). */
+async function writeRecoveryCodes (tx: Transaction, userId: number, codeHashes: string[], now: Date): Promise<void> {
+  await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))
+  if (codeHashes.length > 0) await tx.insert(recoveryCodes).values(codeHashes.map(codeHash => ({ userId, codeHash, createdAt: now })))
+}
+
+/**
+ * Uses a TOTP step (newer than the last used, of a confirmed secret) or an unused recovery code;
+ * false when it cannot. The conditional update takes the row's lock: of two transactions using one
+ * code at once, the second waits, then finds the condition false (READ COMMITTED re-reads the row).
+ */
+async function consumeProof (tx: Transaction, userId: number, proof: MfaProof, now: Date): Promise<boolean> {
+  if ('totpStep' in proof) {
+    const used = await tx.update(totpCredentials).set({ lastUsedStep: proof.totpStep }).where(and(
+      eq(totpCredentials.userId, userId),
+      isNotNull(totpCredentials.confirmedAt),
+      or(isNull(totpCredentials.lastUsedStep), lt(totpCredentials.lastUsedStep, proof.totpStep))
+    )).returning({ userId: totpCredentials.userId })
+    return used.length > 0
+  }
+  const used = await tx.update(recoveryCodes).set({ usedAt: now }).where(and(
+    eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, proof.recoveryCodeHash), isNull(recoveryCodes.usedAt)
+  )).returning({ userId: recoveryCodes.userId })
+  return used.length > 0
 }
 
 class PostgresStore implements AccountStore {
@@ -123,8 +178,14 @@ class PostgresStore implements AccountStore {
   }
 
   async deleteUser (id: number) {
-    // The refresh tokens, sessions and one-time tokens go with the user (ON DELETE CASCADE).
-    return this.run(async () => (await this.db.delete(users).where(eq(users.id, id)).returning({ id: users.id })).length > 0)
+    // The refresh tokens, sessions and one-time tokens go with the user (ON DELETE CASCADE); the
+    // log row of each live session, written in the same statement, tells every instance they ended.
+    const now = new Date()
+    const result = await this.run(() => this.db.execute<{ deleted: number }>(sql`
+      with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
+      deleted as (delete from users where id = ${id} returning id)
+      select count(*)::int as deleted from deleted`))
+    return result.rows[0].deleted > 0
   }
 
   async listUsers (page: { limit: number, afterId?: number }) {
@@ -139,7 +200,7 @@ class PostgresStore implements AccountStore {
   }
 
   async findRefreshToken (tokenHash: string) {
-    return this.run(async () => (await this.db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, tokenHash)))[0])
+    return this.run(async () => (await this.statements.refreshTokenByHash.execute({ tokenHash }))[0])
   }
 
   async rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date) {
@@ -157,22 +218,37 @@ class PostgresStore implements AccountStore {
   }
 
   async revokeFamily (familyId: string, now: Date) {
-    await this.run(() => this.db.update(refreshTokens)
-      .set({ revokedAt: now })
-      .where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt))))
+    await this.revokeTokens(sql`family_id = ${familyId} and revoked_at is null`, now)
   }
 
   async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
-    // One statement: the sessions counted are exactly the ones this update revoked.
-    const revoked = await this.run(() => this.db.update(refreshTokens)
-      .set({ revokedAt: now })
-      .where(and(
-        eq(refreshTokens.userId, userId),
-        isNull(refreshTokens.revokedAt),
-        options.exceptFamilyId === undefined ? undefined : ne(refreshTokens.familyId, options.exceptFamilyId)
-      ))
-      .returning({ familyId: refreshTokens.familyId }))
-    return new Set(revoked.map(row => row.familyId)).size
+    const except = options.exceptFamilyId === undefined ? sql`` : sql` and family_id <> ${options.exceptFamilyId}`
+    return await this.revokeTokens(sql`user_id = ${userId} and revoked_at is null${except}`, now)
+  }
+
+  /**
+   * Revokes the refresh tokens matching `tokens` and writes a log row per session they belong to, in
+   * one statement (the sessions logged are exactly the ones this update revoked). Returns how many.
+   */
+  private async revokeTokens (tokens: SQL, now: Date): Promise<number> {
+    const result = await this.run(() => this.db.execute<{ sessions: number }>(sql`
+      with revoked as (update refresh_tokens set revoked_at = ${now} where ${tokens} returning family_id, user_id),
+      logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})
+      select count(*)::int as sessions from logged`))
+    return result.rows[0].sessions
+  }
+
+  async assignStatusIndex (sessionId: string) {
+    const [assigned] = await this.run(() => this.db.insert(sessionStatusIndexes).values({ sessionId }).returning({ statusIndex: sessionStatusIndexes.statusIndex }))
+    return assigned.statusIndex
+  }
+
+  async readRevocations (afterSeq: number, since: Date, limit: number) {
+    return this.run(() => this.statements.revocationsAfter.execute({ afterSeq, since: since.toISOString(), limit }))
+  }
+
+  async pruneRevocations (before: Date) {
+    return this.run(async () => (await this.db.delete(revocations).where(lt(revocations.revokedAt, before))).rowCount ?? 0)
   }
 
   async pruneRefreshTokens (now: Date, limit: number) {
@@ -196,7 +272,42 @@ class PostgresStore implements AccountStore {
     }))
   }
 
-  async setPasswordHash (userId: number, passwordHash: string, now: Date) {
+  async findIdentity (provider: string, subject: string) {
+    return this.run(async () => (await this.db.select().from(identities).where(and(eq(identities.provider, provider), eq(identities.subject, subject))))[0])
+  }
+
+  async listIdentities (userId: number) {
+    return this.run(async () => await this.db.select().from(identities).where(eq(identities.userId, userId)).orderBy(asc(identities.createdAt), asc(identities.provider)))
+  }
+
+  async createUserWithIdentity (user: NewUser, identity: Omit<NewIdentity, 'userId'>, now: Date) {
+    return this.run(() => this.transaction(async (tx) => {
+      const [created] = await tx.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
+      const linked = ((await tx.insert(identities).values({ ...identity, userId: created.id, createdAt: now }).onConflictDoNothing()).rowCount ?? 0) > 0
+      if (!linked) throw new IdentityTakenError()
+      return created
+    }))
+  }
+
+  async linkIdentity (identity: NewIdentity, now: Date) {
+    return this.run(async () => ((await this.db.insert(identities).values({ ...identity, createdAt: now }).onConflictDoNothing()).rowCount ?? 0) > 0)
+  }
+
+  async unlinkIdentity (userId: number, provider: string): Promise<UnlinkOutcome> {
+    return this.run(() => this.transaction(async (tx) => {
+      // The user's row locked: two unlinks of one user (or a password change) judge one after the other.
+      const [user] = await tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).for('update')
+      const linked = await tx.select({ provider: identities.provider }).from(identities).where(eq(identities.userId, userId))
+      if (!linked.some(identity => identity.provider === provider)) return 'not_found'
+      // The ways to sign in that would be left: a password, the other identities, a passkey.
+      const left = (user?.passwordHash == null ? 0 : 1) + linked.length - 1 + (await tx.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, userId))).length
+      if (left === 0) return 'last_login_method'
+      await tx.delete(identities).where(and(eq(identities.userId, userId), eq(identities.provider, provider)))
+      return 'unlinked'
+    }))
+  }
+
+  async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
     return this.run(async () => ((await this.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
   }
 
@@ -207,7 +318,11 @@ class PostgresStore implements AccountStore {
   }
 
   async createSession (session: NewSession, now: Date) {
-    await this.run(() => this.db.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now }))
+    await this.run(() => this.db.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now }))
+  }
+
+  async markSessionAuthenticated (id: string, now: Date) {
+    await this.run(() => this.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)))
   }
 
   async touchSession (id: string, now: Date) {
@@ -235,18 +350,23 @@ class PostgresStore implements AccountStore {
     return state.live > 0 ? 'live' : 'revoked'
   }
 
-  async issueOneTimeToken (token: NewOneTimeToken, now: Date) {
-    await this.run(() => this.transaction(async (tx) => {
+  async issueOneTimeToken (token: NewOneTimeToken, now: Date, { liveLimit, quotas = [], mail }: { liveLimit: number, quotas?: OneTimeTokenQuota[], mail?: MailMessage }) {
+    const sameKind = and(eq(oneTimeTokens.userId, token.userId), eq(oneTimeTokens.purpose, token.purpose), isNull(oneTimeTokens.usedAt))
+    return this.run(() => this.transaction(async (tx) => {
       // The user's row lock serialises two requests issuing at once (as SQLite's write lock does), so
-      // the second voids the first's token and exactly one stays unused. (NO KEY UPDATE: the insert's
-      // foreign-key check does not wait on it.)
+      // quotas hold and at most liveLimit tokens stay unused. (NO KEY UPDATE: the insert's foreign-key check does not wait on it.)
       await tx.select({ id: users.id }).from(users).where(eq(users.id, token.userId)).for('no key update')
-      await tx.update(oneTimeTokens).set({ usedAt: now }).where(and(
-        eq(oneTimeTokens.userId, token.userId),
-        eq(oneTimeTokens.purpose, token.purpose),
-        isNull(oneTimeTokens.usedAt)
-      ))
+      for (const { since, max } of quotas) {
+        const [{ issued }] = await tx.select({ issued: count() }).from(oneTimeTokens)
+          .where(and(eq(oneTimeTokens.userId, token.userId), eq(oneTimeTokens.purpose, token.purpose), gte(oneTimeTokens.createdAt, since)))
+        if (issued >= max) return false
+      }
       await tx.insert(oneTimeTokens).values({ ...token, createdAt: now })
+      const newest = tx.select({ tokenHash: oneTimeTokens.tokenHash }).from(oneTimeTokens)
+        .where(sameKind).orderBy(desc(oneTimeTokens.createdAt), desc(oneTimeTokens.tokenHash)).limit(liveLimit)
+      await tx.update(oneTimeTokens).set({ usedAt: now }).where(and(sameKind, notInArray(oneTimeTokens.tokenHash, newest)))
+      if (mail !== undefined) await tx.insert(mailOutbox).values(outbox.outboxRow(mail, now))
+      return true
     }))
   }
 
@@ -256,9 +376,66 @@ class PostgresStore implements AccountStore {
 
   async useOneTimeToken (tokenHash: string, now: Date) {
     // The row lock of the conditional update: of two concurrent uses, the second finds used_at set.
-    return this.run(async () => ((await this.db.update(oneTimeTokens)
-      .set({ usedAt: now })
-      .where(and(eq(oneTimeTokens.tokenHash, tokenHash), isNull(oneTimeTokens.usedAt)))).rowCount ?? 0) > 0)
+    return this.run(() => this.transaction(async (tx) => {
+      const [used] = await tx.update(oneTimeTokens).set({ usedAt: now })
+        .where(and(eq(oneTimeTokens.tokenHash, tokenHash), isNull(oneTimeTokens.usedAt)))
+        .returning({ userId: oneTimeTokens.userId, purpose: oneTimeTokens.purpose })
+      if (used === undefined) return false
+      await tx.update(oneTimeTokens).set({ usedAt: now })
+        .where(and(eq(oneTimeTokens.userId, used.userId), eq(oneTimeTokens.purpose, used.purpose), isNull(oneTimeTokens.usedAt)))
+      return true
+    }))
+  }
+
+  async voidOneTimeTokens (userId: number, now: Date) {
+    await this.run(() => this.db.update(oneTimeTokens).set({ usedAt: now })
+      .where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))))
+  }
+
+  async recordSecurityEvent (event: NewSecurityEvent) {
+    await this.run(() => this.db.insert(securityEvents).values({ ...event, detail: encodeDetail(event.detail) }))
+  }
+
+  async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {
+    const rows = await this.run(() => this.db.select().from(securityEvents)
+      .where(and(eq(securityEvents.userId, userId), page.beforeId === undefined ? undefined : lt(securityEvents.id, page.beforeId)))
+      .orderBy(desc(securityEvents.id))
+      .limit(page.limit))
+    return rows.map(decodeSecurityEvent)
+  }
+
+  async pruneSecurityEvents (olderThan: Date, limit: number) {
+    const prunable = this.db.select({ id: securityEvents.id }).from(securityEvents)
+      .where(lt(securityEvents.createdAt, olderThan)).limit(limit).for('update', { skipLocked: true })
+    return this.run(() => this.transaction(async (tx) => (await tx.delete(securityEvents).where(inArray(securityEvents.id, prunable))).rowCount ?? 0))
+  }
+
+  async enqueueMail (mail: MailMessage, now: Date) {
+    await this.run(() => this.db.insert(mailOutbox).values(outbox.outboxRow(mail, now)))
+  }
+
+  async claimMails (now: Date, claimedUntil: Date, limit: number) {
+    return this.run(() => outbox.claimMails(this.db, now, claimedUntil, limit))
+  }
+
+  async markMailSent (id: number, now: Date) {
+    await this.run(() => outbox.markMailSent(this.db, id, now))
+  }
+
+  async retryMail (id: number, retryAt: Date, error: string) {
+    await this.run(() => outbox.retryMail(this.db, id, retryAt, error))
+  }
+
+  async markMailFailed (id: number, now: Date, error: string) {
+    await this.run(() => outbox.markMailFailed(this.db, id, now, error))
+  }
+
+  async countPendingMails () {
+    return this.run(() => outbox.countPendingMails(this.db))
+  }
+
+  async pruneMails (finishedBefore: Date, limit: number) {
+    return this.run(() => outbox.pruneMails(this.db, finishedBefore, limit))
   }
 
   async listSigningKeys () {
@@ -276,6 +453,148 @@ class PostgresStore implements AccountStore {
       }
       await tx.insert(signingKeys).values(key)
     }))
+  }
+
+  async replaceSigningKeyPrivateHalf (kid: string, expected: string, replacement: string | null) {
+    const result = await this.run(() => this.db.update(signingKeys).set({ privateKeyPem: replacement })
+      .where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKeyPem, expected))))
+    return result.rowCount === 1
+  }
+
+  async createPasskey (passkey: NewPasskey, now: Date) {
+    return this.run(async () => ((await this.db.insert(passkeys).values(passkeyRow(passkey, now)).onConflictDoNothing()).rowCount ?? 0) > 0)
+  }
+
+  async listPasskeys (userId: number) {
+    const rows = await this.run(() => this.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id)))
+    return rows.map(toPasskey)
+  }
+
+  async findPasskeyByCredentialId (credentialId: string) {
+    const [row] = await this.run(() => this.db.select().from(passkeys).where(eq(passkeys.credentialId, credentialId)))
+    return row === undefined ? undefined : toPasskey(row)
+  }
+
+  async renamePasskey (userId: number, id: string, name: string) {
+    const [row] = await this.run(() => this.db.update(passkeys).set({ name }).where(and(eq(passkeys.id, id), eq(passkeys.userId, userId))).returning())
+    return row === undefined ? undefined : toPasskey(row)
+  }
+
+  async deletePasskey (userId: number, id: string) {
+    return this.run(async () => ((await this.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, userId)))).rowCount ?? 0) > 0)
+  }
+
+  async recordPasskeyUse (id: string, counter: number, now: Date) {
+    // One conditional statement (the row lock orders racing logins): a counter that did not grow writes nothing.
+    const growing = counter === 0 ? eq(passkeys.counter, 0) : lt(passkeys.counter, counter)
+    return this.run(async () => ((await this.db.update(passkeys).set({ counter, lastUsedAt: now })
+      .where(and(eq(passkeys.id, id), growing))).rowCount ?? 0) > 0)
+  }
+
+  async createWebauthnChallenge (challenge: NewWebauthnChallenge, now: Date) {
+    await this.run(async () => {
+      // Expired ones go first: the table holds only minutes of challenges, whoever asks for them.
+      await this.db.delete(webauthnChallenges).where(lte(webauthnChallenges.expiresAt, now))
+      await this.db.insert(webauthnChallenges).values({ ...challenge, createdAt: now })
+    })
+  }
+
+  async consumeWebauthnChallenge (challengeHash: string, purpose: WebauthnChallengePurpose, now: Date, userId?: number) {
+    const owner = userId === undefined ? undefined : eq(webauthnChallenges.userId, userId)
+    // DELETE … RETURNING: of two requests with one challenge, only one gets the row.
+    const [used] = await this.run(() => this.db.delete(webauthnChallenges)
+      .where(and(eq(webauthnChallenges.challengeHash, challengeHash), eq(webauthnChallenges.purpose, purpose), owner))
+      .returning({ expiresAt: webauthnChallenges.expiresAt }))
+    return used !== undefined && used.expiresAt > now
+  }
+
+  async saveTotpSecret (userId: number, secret: string, now: Date) {
+    // A confirmed secret is never replaced here: turning TOTP off (deleteTotp) comes first.
+    const result = await this.run(() => this.db.insert(totpCredentials).values({ userId, secret, createdAt: now })
+      .onConflictDoUpdate({ target: totpCredentials.userId, set: { secret, createdAt: now, lastUsedStep: null }, setWhere: isNull(totpCredentials.confirmedAt) }))
+    return (result.rowCount ?? 0) > 0
+  }
+
+  async findTotp (userId: number) {
+    return this.run(async () => (await this.db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)))[0])
+  }
+
+  async confirmTotp (userId: number, step: number, recoveryCodeHashes: string[], now: Date) {
+    return this.run(() => this.transaction(async (tx) => {
+      // The conditional update locks the row: of two confirmations at once, the second finds it confirmed.
+      const confirmed = await tx.update(totpCredentials).set({ confirmedAt: now, lastUsedStep: step })
+        .where(and(eq(totpCredentials.userId, userId), isNull(totpCredentials.confirmedAt)))
+        .returning({ userId: totpCredentials.userId })
+      if (confirmed.length === 0) return false
+      await writeRecoveryCodes(tx, userId, recoveryCodeHashes, now)
+      return true
+    }))
+  }
+
+  async deleteTotp (userId: number) {
+    return this.run(() => this.transaction(async (tx) => {
+      await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))
+      await tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, userId))
+      return ((await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId))).rowCount ?? 0) > 0
+    }))
+  }
+
+  async replaceRecoveryCodes (userId: number, codeHashes: string[], now: Date) {
+    return this.run(() => this.transaction(async (tx) => {
+      // The TOTP row's lock serialises this with a deletion (and with another replacement).
+      const [enabled] = await tx.select({ userId: totpCredentials.userId }).from(totpCredentials)
+        .where(and(eq(totpCredentials.userId, userId), isNotNull(totpCredentials.confirmedAt))).for('update')
+      if (enabled === undefined) return false
+      await writeRecoveryCodes(tx, userId, codeHashes, now)
+      return true
+    }))
+  }
+
+  async countRecoveryCodes (userId: number) {
+    const [{ left }] = await this.run(() => this.db.select({ left: count() }).from(recoveryCodes)
+      .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt))))
+    return left
+  }
+
+  async createMfaChallenge (challenge: NewMfaChallenge, now: Date, maxFailures: number) {
+    await this.run(() => this.transaction(async (tx) => {
+      await tx.delete(mfaChallenges).where(and(
+        eq(mfaChallenges.userId, challenge.userId),
+        or(isNotNull(mfaChallenges.usedAt), lte(mfaChallenges.expiresAt, now), gte(mfaChallenges.failures, maxFailures))
+      ))
+      await tx.insert(mfaChallenges).values({ ...challenge, createdAt: now })
+    }))
+  }
+
+  async findMfaChallenge (tokenHash: string) {
+    return this.run(async () => (await this.db.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)))[0])
+  }
+
+  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {
+    return this.run(() => this.transaction(async (tx): Promise<MfaAttempt> => {
+      // FOR UPDATE: attempts with one challenge wait for each other and each sees the one before it.
+      const [challenge] = await tx.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).for('update')
+      if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt <= now || challenge.failures >= maxFailures) return { outcome: 'invalid' }
+      const { userId } = challenge
+      if (proof !== null && await consumeProof(tx, userId, proof, now)) {
+        await tx.update(mfaChallenges).set({ usedAt: now }).where(eq(mfaChallenges.tokenHash, tokenHash))
+        return { outcome: 'passed', userId }
+      }
+      await tx.update(mfaChallenges).set({ failures: sql`${mfaChallenges.failures} + 1` }).where(eq(mfaChallenges.tokenHash, tokenHash))
+      return { outcome: 'refused', userId, failures: challenge.failures + 1 }
+    }))
+  }
+
+  async readSetting (name: string) {
+    return await this.run(async () => (await this.db.select({ value: settings.value }).from(settings).where(eq(settings.name, name)))[0]?.value)
+  }
+
+  async writeSetting (name: string, value: string, options: { onlyIfNone?: boolean } = {}) {
+    await this.run(async () => {
+      const insert = this.db.insert(settings).values({ name, value })
+      if (options.onlyIfNone === true) await insert.onConflictDoNothing()
+      else await insert.onConflictDoUpdate({ target: settings.name, set: { value } })
+    })
   }
 
   async ping () {
@@ -322,4 +641,12 @@ class PostgresStore implements AccountStore {
       throw translatePostgresError(error)
     }
   }
+}
+
+function passkeyRow (passkey: NewPasskey, now: Date) {
+  return { ...passkey, transports: passkey.transports.join(','), createdAt: now }
+}
+
+function toPasskey (row: typeof passkeys.$inferSelect): PasskeyRecord {
+  return { ...row, transports: row.transports === '' ? [] : row.transports.split(',') }
 }

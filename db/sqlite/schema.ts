@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const users = sqliteTable('users', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -7,7 +7,8 @@ export const users = sqliteTable('users', {
   lastName: text('last_name').notNull(),
   username: text('username'),
   email: text('email').notNull(),
-  passwordHash: text('password_hash').notNull(),
+  /** Null for an account made by signing in with an OpenID provider: no password login until one is set (forgot-password). */
+  passwordHash: text('password_hash'),
   emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
   emailVerifiedAt: integer('email_verified_at', { mode: 'timestamp_ms' }),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
@@ -39,7 +40,9 @@ export const sessions = sqliteTable('sessions', {
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
   lastUsedAt: integer('last_used_at', { mode: 'timestamp_ms' }).notNull(),
   userAgent: text('user_agent'),
-  ip: text('ip')
+  ip: text('ip'),
+  /** When the user last proved the password in this session (login, re-authentication); a refresh does not renew it. */
+  authenticatedAt: integer('authenticated_at', { mode: 'timestamp_ms' }).notNull().default(sql`0`)
 }, (table) => [
   index('sessions_user_idx').on(table.userId)
 ])
@@ -48,7 +51,7 @@ export const sessions = sqliteTable('sessions', {
 export const oneTimeTokens = sqliteTable('one_time_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  purpose: text('purpose', { enum: ['reset_password', 'verify_email'] }).notNull(),
+  purpose: text('purpose', { enum: ['reset_password', 'verify_email', 'oidc_login'] }).notNull(),
   /** The address a verification link was sent to: it verifies only that address. */
   email: text('email').notNull(),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
@@ -62,6 +65,180 @@ export const signingKeys = sqliteTable('signing_keys', {
   kid: text('kid').primaryKey(),
   algorithm: text('algorithm', { enum: ['EdDSA', 'ES256'] }).notNull(),
   publicKeyPem: text('public_key_pem').notNull(),
-  privateKeyPem: text('private_key_pem').notNull(),
+  /** PKCS#8 PEM, or its sealed form with SIGNING_KEY_ENCRYPTION_KEY; null once the key is retired. */
+  privateKeyPem: text('private_key_pem'),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull()
 })
+
+/** Security events (logins, failures, lockouts, changes): what GET /auth/security-events shows a user of its account. */
+export const securityEvents = sqliteTable('security_events', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  type: text('type').notNull(),
+  /** Null for a failed login of an unknown email. */
+  userId: integer('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  sessionId: text('session_id'),
+  ip: text('ip'),
+  userAgent: text('user_agent'),
+  requestId: text('request_id'),
+  /** JSON with what else the event tells (a login's method, the old email address). */
+  detail: text('detail'),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull()
+}, (table) => [
+  index('security_events_user_idx').on(table.userId, table.id),
+  index('security_events_created_idx').on(table.createdAt)
+])
+
+/**
+ * The session's index in the Token Status List (issue 14). AUTOINCREMENT: an index is never
+ * handed out twice, even after its session is pruned, so a resource server's cached list never
+ * speaks of a newer session with an older one's bit.
+ */
+export const sessionStatusIndexes = sqliteTable('session_status_indexes', {
+  statusIndex: integer('status_index').primaryKey({ autoIncrement: true }),
+  sessionId: text('session_id').notNull().references(() => sessions.id, { onDelete: 'cascade' })
+}, (table) => [
+  uniqueIndex('session_status_indexes_session_unique').on(table.sessionId)
+])
+
+/**
+ * The revocation log: one row per revoked session, written in the revoking transaction. Every
+ * instance follows it (`seq > cursor`) to refuse the session's access tokens without a store read;
+ * rows older than ACCESS_TOKEN_TTL are pruned (their tokens have expired). No foreign keys: a row
+ * must outlive the deleted user it tells of.
+ */
+export const revocations = sqliteTable('revocations', {
+  seq: integer('seq').primaryKey({ autoIncrement: true }),
+  sessionId: text('session_id').notNull(),
+  userId: integer('user_id').notNull(),
+  statusIndex: integer('status_index'),
+  /** The session ended because its user was deleted: its tokens get 404 USER_NOT_FOUND. */
+  userDeleted: integer('user_deleted', { mode: 'boolean' }).notNull().default(false),
+  revokedAt: integer('revoked_at', { mode: 'timestamp_ms' }).notNull()
+}, (table) => [
+  index('revocations_revoked_at_idx').on(table.revokedAt)
+])
+
+/** Settings the service decides for itself and every instance shares (the calibrated password-hash parameters), by name. */
+export const settings = sqliteTable('settings', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull()
+})
+
+/**
+ * Passkeys (WebAuthn credentials) of a user. `id` is ours (what the API shows and takes); the
+ * credential id is the authenticator's, looked up at login. The signature counter only grows:
+ * a value that goes back means a cloned authenticator.
+ */
+export const passkeys = sqliteTable('passkeys', {
+  id: text('id').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  /** base64url, as the browser's credential.id. */
+  credentialId: text('credential_id').notNull(),
+  /** The COSE public key, base64url. */
+  publicKey: text('public_key').notNull(),
+  counter: integer('counter').notNull(),
+  /** Comma-separated hints (internal, hybrid, usb, ...) handed back in excludeCredentials. */
+  transports: text('transports').notNull().default(''),
+  name: text('name').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  lastUsedAt: integer('last_used_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  uniqueIndex('passkeys_credential_id_unique').on(table.credentialId),
+  index('passkeys_user_idx').on(table.userId)
+])
+
+/**
+ * WebAuthn challenges waiting for their answer, by the SHA-256 of the challenge (found again from
+ * the clientDataJSON the browser signs). Single use: consumed by a delete. A registration
+ * challenge belongs to the user who asked; a login challenge to nobody yet.
+ */
+export const webauthnChallenges = sqliteTable('webauthn_challenges', {
+  challengeHash: text('challenge_hash').primaryKey(),
+  purpose: text('purpose', { enum: ['registration', 'authentication'] }).notNull(),
+  userId: integer('user_id').references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull()
+}, (table) => [
+  index('webauthn_challenges_expires_idx').on(table.expiresAt)
+])
+
+/**
+ * A user's TOTP secret (RFC 6238): sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set. Inactive
+ * until confirmed with a code. `last_used_step` is the time step of the last code accepted: a code
+ * of that step or an older one is refused (replay), and the conditional update that raises it is
+ * what lets only one of two parallel uses of a code pass.
+ */
+export const totpCredentials = sqliteTable('totp_credentials', {
+  userId: integer('user_id').primaryKey().references(() => users.id, { onDelete: 'cascade' }),
+  secret: text('secret').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  confirmedAt: integer('confirmed_at', { mode: 'timestamp_ms' }),
+  lastUsedStep: integer('last_used_step')
+})
+
+/** Single-use recovery codes of a user with TOTP, stored only as hashes; a new set replaces the old. */
+export const recoveryCodes = sqliteTable('recovery_codes', {
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  codeHash: text('code_hash').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  usedAt: integer('used_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  primaryKey({ columns: [table.userId, table.codeHash] })
+])
+
+/**
+ * The second step of a login of an account with TOTP: the mfa_token's SHA-256 hash, its user, and
+ * the wrong codes tried with it. Single use, void after too many failures, expires with MFA_TOKEN_TTL.
+ */
+export const mfaChallenges = sqliteTable('mfa_challenges', {
+  tokenHash: text('token_hash').primaryKey(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+  failures: integer('failures').notNull().default(0),
+  usedAt: integer('used_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  index('mfa_challenges_user_idx').on(table.userId)
+])
+
+/**
+ * The mail outbox (plugins/app/mailer.ts): every mail is written here first, a reset or verification
+ * mail in the transaction that makes its token, and a worker sends it with retries. A worker claims a
+ * row by setting claimed_until (a lease), so no two processes on one file send it both. The body,
+ * which may hold a link's token, is erased once the mail is sent or given up; finished rows are pruned.
+ * No foreign key: a notice to a previous address tells of no current user.
+ */
+export const mailOutbox = sqliteTable('mail_outbox', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  to: text('recipient').notNull(),
+  subject: text('subject').notNull(),
+  text: text('body').notNull(),
+  status: text('status', { enum: ['pending', 'sent', 'failed'] }).notNull().default('pending'),
+  /** Delivery attempts so far, counted when a worker claims the mail (a crash mid-send counts too). */
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
+  /** A worker is sending it until then; past it, another may (the first one died). */
+  claimedUntil: integer('claimed_until', { mode: 'timestamp_ms' }),
+  lastError: text('last_error'),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  /** When it was sent or given up. */
+  finishedAt: integer('finished_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  index('mail_outbox_due_idx').on(table.status, table.nextAttemptAt),
+  index('mail_outbox_finished_idx').on(table.finishedAt)
+])
+
+/**
+ * Accounts at OpenID Connect providers linked to a user (issue 17): the provider's `sub` is the
+ * identity; one identity per provider and user. The email is what the provider said at linking.
+ */
+export const identities = sqliteTable('identities', {
+  provider: text('provider').notNull(),
+  subject: text('subject').notNull(),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  email: text('email'),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull()
+}, (table) => [
+  uniqueIndex('identities_provider_subject_unique').on(table.provider, table.subject),
+  uniqueIndex('identities_user_provider_unique').on(table.userId, table.provider)
+])

@@ -2,16 +2,22 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { and, asc, count, countDistinct, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, ne, notExists, or, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
 import {
-  DuplicateValueError, StoreUnavailableError,
-  type AccountStore, type NewOneTimeToken, type NewRefreshToken, type NewSession, type NewUser,
-  type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UserChanges
+  DuplicateValueError, IdentityTakenError, StoreUnavailableError,
+  type AccountStore, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type NewIdentity, type NewSession, type NewUser, type OneTimeTokenPurpose, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState,
+  type SigningKeyRecord, type UnlinkOutcome, type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
-import { oneTimeTokens, refreshTokens, sessions, signingKeys, users } from './schema.js'
+import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
+import * as outbox from './mail-outbox.js'
+import {
+  identities, mailOutbox, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, settings,
+  signingKeys, totpCredentials, users, passkeys, webauthnChallenges
+} from './schema.js'
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('./migrations', import.meta.url))
 
@@ -39,9 +45,21 @@ const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PRO
  * and applies the migrations.
  */
 export function openSqliteStore (filename: string): AccountStore {
-  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  // A folder the service creates is its own (0700): the file holds password hashes and signing keys.
+  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true, mode: 0o700 })
   const connection = connect(filename)
-  migrate(drizzle({ client: connection }), { migrationsFolder: MIGRATIONS_FOLDER })
+  // A migration that rebuilds a table (SQLite cannot drop a NOT NULL in place: 0005 rebuilds users) drops the
+  // old table, and with foreign keys on that DROP deletes every row referencing it (ON DELETE CASCADE: sessions,
+  // tokens, events). The migrator runs in one transaction, where the generated "PRAGMA foreign_keys=OFF" is a
+  // no-op, so keys are off around it here and checked after.
+  connection.pragma('foreign_keys = OFF')
+  try {
+    migrate(drizzle({ client: connection }), { migrationsFolder: MIGRATIONS_FOLDER })
+  } finally {
+    connection.pragma('foreign_keys = ON')
+  }
+  const violations = connection.pragma('foreign_key_check') as unknown[]
+  if (violations.length > 0) throw new Error(`migrations left ${violations.length} rows with a broken foreign key`)
   return new SqliteStore(connection, filename === ':memory:' ? undefined : () => connect(filename))
 }
 
@@ -53,8 +71,16 @@ export function openSqliteStore (filename: string): AccountStore {
  * blocking the whole process for milliseconds each time.
  */
 function connect (filename: string): Database.Database {
-  const connection = new Database(filename)
-  connection.pragma('journal_mode = WAL')
+  // Created 0600: SQLite gives the -wal and -shm files the database file's mode. better-sqlite3 opens
+  // synchronously, so the process-wide umask is back before any other code runs.
+  const umask = process.umask(0o077)
+  let connection: Database.Database
+  try {
+    connection = new Database(filename)
+    connection.pragma('journal_mode = WAL')
+  } finally {
+    process.umask(umask)
+  }
   connection.pragma('synchronous = NORMAL')
   connection.pragma('foreign_keys = ON')
   // better-sqlite3 waits for a lock synchronously, holding up every request; give up after BUSY_TIMEOUT_MS with 503.
@@ -88,7 +114,13 @@ function prepareStatements (db: Db) {
       expiresAt: placeholder('expiresAt'),
       createdAt: placeholder('now')
     }).prepare(),
-    refreshTokenByHash: db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
+    // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
+    // and its status-list index.
+    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex })
+      .from(refreshTokens)
+      .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
+      .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
+      .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
     markRotated: db.update(refreshTokens)
       .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
       .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
@@ -103,7 +135,8 @@ function prepareStatements (db: Db) {
       userAgent: placeholder('userAgent'),
       ip: placeholder('ip'),
       createdAt: placeholder('now'),
-      lastUsedAt: placeholder('now')
+      lastUsedAt: placeholder('now'),
+      authenticatedAt: placeholder('authenticatedAt')
     }).prepare(),
     touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
     // Run on every authenticated request (revocation is immediate): the family index, stopping at the first
@@ -112,7 +145,13 @@ function prepareStatements (db: Db) {
       .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)))
       .limit(1).prepare(),
     anyFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).limit(1).prepare(),
-    signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare()
+    signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare(),
+    // Polled by every instance a few times a second: a range of the primary key.
+    revocationsAfter: db.select().from(revocations)
+      .where(and(gt(revocations.seq, placeholder('afterSeq')), gte(revocations.revokedAt, sql`${placeholder('since')}`)))
+      .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare(),
+    assignStatusIndex: db.insert(sessionStatusIndexes).values({ sessionId: placeholder('sessionId') })
+      .returning({ statusIndex: sessionStatusIndexes.statusIndex }).prepare()
   }
 }
 
@@ -164,8 +203,12 @@ class SqliteStore implements AccountStore {
   }
 
   async deleteUser (id: number) {
-    // The refresh tokens go with the user (ON DELETE CASCADE).
-    return this.run(() => this.db.delete(users).where(eq(users.id, id)).run().changes > 0)
+    // The refresh tokens go with the user (ON DELETE CASCADE); the log tells every instance its sessions ended.
+    const now = new Date()
+    return this.run(() => this.db.transaction((tx) => {
+      logRevocations(tx, and(eq(refreshTokens.userId, id), isNull(refreshTokens.revokedAt)), now, true)
+      return tx.delete(users).where(eq(users.id, id)).run().changes > 0
+    }, { behavior: 'immediate' }))
   }
 
   async listUsers (page: { limit: number, afterId?: number }) {
@@ -235,7 +278,10 @@ class SqliteStore implements AccountStore {
   }
 
   async revokeFamily (familyId: string, now: Date) {
-    this.run(() => this.statements.revokeFamily.run({ familyId, now: now.getTime() }))
+    const live = and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt))
+    this.run(() => this.db.transaction((tx) => {
+      if (logRevocations(tx, live, now, false) > 0) this.statements.revokeFamily.run({ familyId, now: now.getTime() })
+    }, { behavior: 'immediate' }))
   }
 
   async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
@@ -245,10 +291,23 @@ class SqliteStore implements AccountStore {
       options.exceptFamilyId === undefined ? undefined : ne(refreshTokens.familyId, options.exceptFamilyId)
     )
     return this.run(() => this.db.transaction((tx) => {
-      const sessions = tx.select({ families: countDistinct(refreshTokens.familyId) }).from(refreshTokens).where(live).get()?.families ?? 0
+      // One log row per session: their count is the number of sessions revoked.
+      const sessions = logRevocations(tx, live, now, false)
       tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
       return sessions
     }, { behavior: 'immediate' }))
+  }
+
+  async assignStatusIndex (sessionId: string) {
+    return this.run(() => firstRow(this.statements.assignStatusIndex.all({ sessionId })).statusIndex)
+  }
+
+  async readRevocations (afterSeq: number, since: Date, limit: number) {
+    return this.run(() => this.statements.revocationsAfter.all({ afterSeq, since: since.getTime(), limit }))
+  }
+
+  async pruneRevocations (before: Date) {
+    return this.run(() => this.db.delete(revocations).where(lt(revocations.revokedAt, before)).run().changes)
   }
 
   async pruneRefreshTokens (now: Date, limit: number) {
@@ -269,8 +328,42 @@ class SqliteStore implements AccountStore {
     }, { behavior: 'immediate' }))
   }
 
-  async setPasswordHash (userId: number, passwordHash: string, now: Date) {
+  async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
     return this.run(() => this.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
+  }
+
+  async findIdentity (provider: string, subject: string) {
+    return this.run(() => this.db.select().from(identities).where(and(eq(identities.provider, provider), eq(identities.subject, subject))).get())
+  }
+
+  async listIdentities (userId: number) {
+    return this.run(() => this.db.select().from(identities).where(eq(identities.userId, userId)).orderBy(asc(identities.createdAt), asc(identities.provider)).all())
+  }
+
+  async createUserWithIdentity (user: NewUser, identity: Omit<NewIdentity, 'userId'>, now: Date) {
+    return this.run(() => this.db.transaction((tx) => {
+      const created = firstRow(tx.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning().all())
+      const linked = tx.insert(identities).values({ ...identity, userId: created.id, createdAt: now }).onConflictDoNothing().run().changes > 0
+      if (!linked) throw new IdentityTakenError()
+      return created
+    }, { behavior: 'immediate' }))
+  }
+
+  async linkIdentity (identity: NewIdentity, now: Date) {
+    return this.run(() => this.db.insert(identities).values({ ...identity, createdAt: now }).onConflictDoNothing().run().changes > 0)
+  }
+
+  async unlinkIdentity (userId: number, provider: string): Promise<UnlinkOutcome> {
+    return this.run(() => this.db.transaction((tx) => {
+      const linked = tx.select({ provider: identities.provider }).from(identities).where(eq(identities.userId, userId)).all()
+      if (!linked.some(identity => identity.provider === provider)) return 'not_found'
+      const user = tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
+      // The ways to sign in that would be left: a password, the other identities, a passkey.
+      const left = (user?.passwordHash == null ? 0 : 1) + linked.length - 1 + tx.select({ id: passkeys.id }).from(passkeys).where(eq(passkeys.userId, userId)).all().length
+      if (left === 0) return 'last_login_method'
+      tx.delete(identities).where(and(eq(identities.userId, userId), eq(identities.provider, provider))).run()
+      return 'unlinked'
+    }, { behavior: 'immediate' }))
   }
 
   async markEmailVerified (userId: number, email: string, now: Date) {
@@ -281,7 +374,11 @@ class SqliteStore implements AccountStore {
   }
 
   async createSession (session: NewSession, now: Date) {
-    this.run(() => this.statements.insertSession.run({ ...session, now }))
+    this.run(() => this.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now }))
+  }
+
+  async markSessionAuthenticated (id: string, now: Date) {
+    this.run(() => this.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)).run())
   }
 
   async touchSession (id: string, now: Date) {
@@ -311,15 +408,25 @@ class SqliteStore implements AccountStore {
     })
   }
 
-  async issueOneTimeToken (token: NewOneTimeToken, now: Date) {
-    this.run(() => this.db.transaction((tx) => {
-      tx.update(oneTimeTokens).set({ usedAt: now }).where(and(
-        eq(oneTimeTokens.userId, token.userId),
-        eq(oneTimeTokens.purpose, token.purpose),
-        isNull(oneTimeTokens.usedAt)
-      )).run()
+  async issueOneTimeToken (token: NewOneTimeToken, now: Date, { liveLimit, quotas = [], mail }: { liveLimit: number, quotas?: OneTimeTokenQuota[], mail?: MailMessage }) {
+    const sameKind = and(eq(oneTimeTokens.userId, token.userId), eq(oneTimeTokens.purpose, token.purpose), isNull(oneTimeTokens.usedAt))
+    return this.run(() => this.db.transaction((tx) => {
+      for (const { since, max } of quotas) {
+        if (this.countIssued(tx, token.userId, token.purpose, since) >= max) return false
+      }
       tx.insert(oneTimeTokens).values({ ...token, createdAt: now }).run()
+      const newest = tx.select({ tokenHash: oneTimeTokens.tokenHash }).from(oneTimeTokens)
+        .where(sameKind).orderBy(desc(oneTimeTokens.createdAt), desc(sql`rowid`)).limit(liveLimit)
+      tx.update(oneTimeTokens).set({ usedAt: now }).where(and(sameKind, notInArray(oneTimeTokens.tokenHash, newest))).run()
+      if (mail !== undefined) tx.insert(mailOutbox).values(outbox.outboxRow(mail, now)).run()
+      return true
     }, { behavior: 'immediate' }))
+  }
+
+  private countIssued (tx: Pick<Db, 'select'>, userId: number, purpose: OneTimeTokenPurpose, since: Date): number {
+    return tx.select({ issued: count() }).from(oneTimeTokens)
+      .where(and(eq(oneTimeTokens.userId, userId), eq(oneTimeTokens.purpose, purpose), gte(oneTimeTokens.createdAt, since)))
+      .get()?.issued ?? 0
   }
 
   async findOneTimeToken (tokenHash: string): Promise<OneTimeTokenRecord | undefined> {
@@ -327,10 +434,66 @@ class SqliteStore implements AccountStore {
   }
 
   async useOneTimeToken (tokenHash: string, now: Date) {
-    return this.run(() => this.db.update(oneTimeTokens)
-      .set({ usedAt: now })
-      .where(and(eq(oneTimeTokens.tokenHash, tokenHash), isNull(oneTimeTokens.usedAt)))
-      .run().changes > 0)
+    return this.run(() => this.db.transaction((tx) => {
+      const [used] = tx.update(oneTimeTokens).set({ usedAt: now })
+        .where(and(eq(oneTimeTokens.tokenHash, tokenHash), isNull(oneTimeTokens.usedAt)))
+        .returning({ userId: oneTimeTokens.userId, purpose: oneTimeTokens.purpose }).all()
+      if (used === undefined) return false
+      tx.update(oneTimeTokens).set({ usedAt: now })
+        .where(and(eq(oneTimeTokens.userId, used.userId), eq(oneTimeTokens.purpose, used.purpose), isNull(oneTimeTokens.usedAt))).run()
+      return true
+    }, { behavior: 'immediate' }))
+  }
+
+  async voidOneTimeTokens (userId: number, now: Date) {
+    this.run(() => this.db.update(oneTimeTokens).set({ usedAt: now })
+      .where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run())
+  }
+
+  async recordSecurityEvent (event: NewSecurityEvent) {
+    this.run(() => this.db.insert(securityEvents).values({ ...event, detail: encodeDetail(event.detail) }).run())
+  }
+
+  async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {
+    return this.run(() => this.db.select().from(securityEvents)
+      .where(and(eq(securityEvents.userId, userId), page.beforeId === undefined ? undefined : lt(securityEvents.id, page.beforeId)))
+      .orderBy(desc(securityEvents.id))
+      .limit(page.limit)
+      .all()
+      .map(decodeSecurityEvent))
+  }
+
+  async pruneSecurityEvents (olderThan: Date, limit: number) {
+    const prunable = this.db.select({ id: securityEvents.id }).from(securityEvents).where(lt(securityEvents.createdAt, olderThan)).limit(limit)
+    return this.run(() => this.db.delete(securityEvents).where(inArray(securityEvents.id, prunable)).run().changes)
+  }
+
+  async enqueueMail (mail: MailMessage, now: Date) {
+    this.run(() => this.db.insert(mailOutbox).values(outbox.outboxRow(mail, now)).run())
+  }
+
+  async claimMails (now: Date, claimedUntil: Date, limit: number) {
+    return this.run(() => outbox.claimMails(this.db, now, claimedUntil, limit))
+  }
+
+  async markMailSent (id: number, now: Date) {
+    this.run(() => outbox.markMailSent(this.db, id, now))
+  }
+
+  async retryMail (id: number, retryAt: Date, error: string) {
+    this.run(() => outbox.retryMail(this.db, id, retryAt, error))
+  }
+
+  async markMailFailed (id: number, now: Date, error: string) {
+    this.run(() => outbox.markMailFailed(this.db, id, now, error))
+  }
+
+  async countPendingMails () {
+    return this.run(() => outbox.countPendingMails(this.db))
+  }
+
+  async pruneMails (finishedBefore: Date, limit: number) {
+    return this.run(() => outbox.pruneMails(this.db, finishedBefore, limit))
   }
 
   async listSigningKeys () {
@@ -342,6 +505,149 @@ class SqliteStore implements AccountStore {
       if (options.onlyIfNone === true && (this.statements.signingKeyCount.get()?.keys ?? 0) > 0) return
       tx.insert(signingKeys).values(key).run()
     }, { behavior: 'immediate' }))
+  }
+
+  async replaceSigningKeyPrivateHalf (kid: string, expected: string, replacement: string | null) {
+    return this.run(() => this.db.update(signingKeys).set({ privateKeyPem: replacement })
+      .where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKeyPem, expected))).run().changes === 1)
+  }
+
+  async createPasskey (passkey: NewPasskey, now: Date) {
+    return this.run(() => this.db.insert(passkeys).values(passkeyRow(passkey, now)).onConflictDoNothing().run().changes > 0)
+  }
+
+  async listPasskeys (userId: number) {
+    return this.run(() => this.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(sql`rowid`)).all().map(toPasskey))
+  }
+
+  async findPasskeyByCredentialId (credentialId: string) {
+    return this.run(() => {
+      const row = this.db.select().from(passkeys).where(eq(passkeys.credentialId, credentialId)).get()
+      return row === undefined ? undefined : toPasskey(row)
+    })
+  }
+
+  async renamePasskey (userId: number, id: string, name: string) {
+    return this.run(() => {
+      const rows = this.db.update(passkeys).set({ name }).where(and(eq(passkeys.id, id), eq(passkeys.userId, userId))).returning().all()
+      return rows.length === 0 ? undefined : toPasskey(rows[0])
+    })
+  }
+
+  async deletePasskey (userId: number, id: string) {
+    return this.run(() => this.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, userId))).run().changes > 0)
+  }
+
+  async recordPasskeyUse (id: string, counter: number, now: Date) {
+    // One conditional statement: of two logins racing with counters n and n+1, a later write of n is refused.
+    return this.run(() => this.db.update(passkeys).set({ counter, lastUsedAt: now })
+      .where(and(eq(passkeys.id, id), counterGrows(passkeys.counter, counter))).run().changes > 0)
+  }
+
+  async createWebauthnChallenge (challenge: NewWebauthnChallenge, now: Date) {
+    this.run(() => this.db.transaction((tx) => {
+      tx.delete(webauthnChallenges).where(lte(webauthnChallenges.expiresAt, now)).run()
+      tx.insert(webauthnChallenges).values({ ...challenge, createdAt: now }).run()
+    }))
+  }
+
+  async consumeWebauthnChallenge (challengeHash: string, purpose: WebauthnChallengePurpose, now: Date, userId?: number) {
+    return this.run(() => {
+      const owner = userId === undefined ? undefined : eq(webauthnChallenges.userId, userId)
+      const [used] = this.db.delete(webauthnChallenges)
+        .where(and(eq(webauthnChallenges.challengeHash, challengeHash), eq(webauthnChallenges.purpose, purpose), owner))
+        .returning({ expiresAt: webauthnChallenges.expiresAt }).all()
+      return used !== undefined && used.expiresAt > now
+    })
+  }
+
+  async saveTotpSecret (userId: number, secret: string, now: Date) {
+    // A confirmed secret is never replaced here: turning TOTP off (deleteTotp) comes first.
+    return this.run(() => this.db.insert(totpCredentials).values({ userId, secret, createdAt: now })
+      .onConflictDoUpdate({ target: totpCredentials.userId, set: { secret, createdAt: now, lastUsedStep: null }, setWhere: isNull(totpCredentials.confirmedAt) })
+      .run().changes > 0)
+  }
+
+  async findTotp (userId: number) {
+    return this.run(() => this.db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)).get())
+  }
+
+  async confirmTotp (userId: number, step: number, recoveryCodeHashes: string[], now: Date) {
+    return this.run(() => this.db.transaction((tx) => {
+      const confirmed = tx.update(totpCredentials).set({ confirmedAt: now, lastUsedStep: step })
+        .where(and(eq(totpCredentials.userId, userId), isNull(totpCredentials.confirmedAt))).run().changes > 0
+      if (confirmed) this.writeRecoveryCodes(tx, userId, recoveryCodeHashes, now)
+      return confirmed
+    }, { behavior: 'immediate' }))
+  }
+
+  async deleteTotp (userId: number) {
+    return this.run(() => this.db.transaction((tx) => {
+      tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run()
+      tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, userId)).run()
+      return tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).run().changes > 0
+    }, { behavior: 'immediate' }))
+  }
+
+  async replaceRecoveryCodes (userId: number, codeHashes: string[], now: Date) {
+    return this.run(() => this.db.transaction((tx) => {
+      const enabled = tx.select({ one: sql`1` }).from(totpCredentials)
+        .where(and(eq(totpCredentials.userId, userId), isNotNull(totpCredentials.confirmedAt))).get() !== undefined
+      if (enabled) this.writeRecoveryCodes(tx, userId, codeHashes, now)
+      return enabled
+    }, { behavior: 'immediate' }))
+  }
+
+  /** The user's recovery codes become `codeHashes`, all unused (inside a transaction). */
+  private writeRecoveryCodes (tx: Tx, userId: number, codeHashes: string[], now: Date) {
+    tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run()
+    if (codeHashes.length > 0) tx.insert(recoveryCodes).values(codeHashes.map(codeHash => ({ userId, codeHash, createdAt: now }))).run()
+  }
+
+  async countRecoveryCodes (userId: number) {
+    return this.run(() => this.db.select({ left: count() }).from(recoveryCodes)
+      .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt))).get()?.left ?? 0)
+  }
+
+  async createMfaChallenge (challenge: NewMfaChallenge, now: Date, maxFailures: number) {
+    this.run(() => this.db.transaction((tx) => {
+      tx.delete(mfaChallenges).where(and(
+        eq(mfaChallenges.userId, challenge.userId),
+        or(isNotNull(mfaChallenges.usedAt), lte(mfaChallenges.expiresAt, now), gte(mfaChallenges.failures, maxFailures))
+      )).run()
+      tx.insert(mfaChallenges).values({ ...challenge, createdAt: now }).run()
+    }, { behavior: 'immediate' }))
+  }
+
+  async findMfaChallenge (tokenHash: string) {
+    return this.run(() => this.db.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).get())
+  }
+
+  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {
+    // Synchronous from the challenge's check to its last write, under the write lock: attempts cannot interleave.
+    return this.run(() => this.db.transaction((tx): MfaAttempt => {
+      const challenge = tx.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).get()
+      if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt <= now || challenge.failures >= maxFailures) return { outcome: 'invalid' }
+      const { userId } = challenge
+      if (proof !== null && consumeProof(tx, userId, proof, now)) {
+        tx.update(mfaChallenges).set({ usedAt: now }).where(eq(mfaChallenges.tokenHash, tokenHash)).run()
+        return { outcome: 'passed', userId }
+      }
+      tx.update(mfaChallenges).set({ failures: sql`${mfaChallenges.failures} + 1` }).where(eq(mfaChallenges.tokenHash, tokenHash)).run()
+      return { outcome: 'refused', userId, failures: challenge.failures + 1 }
+    }, { behavior: 'immediate' }))
+  }
+
+  async readSetting (name: string) {
+    return this.run(() => this.db.select({ value: settings.value }).from(settings).where(eq(settings.name, name)).get()?.value)
+  }
+
+  async writeSetting (name: string, value: string, options: { onlyIfNone?: boolean } = {}) {
+    this.run(() => {
+      const insert = this.db.insert(settings).values({ name, value })
+      if (options.onlyIfNone === true) insert.onConflictDoNothing().run()
+      else insert.onConflictDoUpdate({ target: settings.name, set: { value } }).run()
+    })
   }
 
   async ping () {
@@ -392,6 +698,34 @@ class SqliteStore implements AccountStore {
   }
 }
 
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+/**
+ * Writes a revocation-log row for each session that has a refresh token matching `tokens` (call it
+ * before revoking them, in the same transaction). Returns how many sessions it logged.
+ */
+function logRevocations (tx: Tx, tokens: SQL | undefined, now: Date, userDeleted: boolean): number {
+  return tx.run(sql`insert into revocations (session_id, user_id, status_index, user_deleted, revoked_at)
+    select t.family_id, t.user_id, s.status_index, ${userDeleted ? 1 : 0}, ${now.getTime()}
+    from (select ${refreshTokens.familyId} as family_id, min(${refreshTokens.userId}) as user_id from ${refreshTokens}
+      where ${tokens} group by ${refreshTokens.familyId}) t
+    left join session_status_indexes s on s.session_id = t.family_id`).changes
+}
+
+/** Uses a TOTP step (newer than the last used, of a confirmed secret) or an unused recovery code; false when it cannot. */
+function consumeProof (tx: Tx, userId: number, proof: MfaProof, now: Date): boolean {
+  if ('totpStep' in proof) {
+    return tx.update(totpCredentials).set({ lastUsedStep: proof.totpStep }).where(and(
+      eq(totpCredentials.userId, userId),
+      isNotNull(totpCredentials.confirmedAt),
+      or(isNull(totpCredentials.lastUsedStep), lt(totpCredentials.lastUsedStep, proof.totpStep))
+    )).run().changes > 0
+  }
+  return tx.update(recoveryCodes).set({ usedAt: now }).where(and(
+    eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, proof.recoveryCodeHash), isNull(recoveryCodes.usedAt)
+  )).run().changes > 0
+}
+
 /**
  * The row an INSERT … RETURNING gave. Such writes run with all(), never get(): get() stops
  * at the first row and resets the statement, and the commit that happens at that reset
@@ -401,6 +735,19 @@ class SqliteStore implements AccountStore {
 function firstRow<T> (rows: T[]): T {
   if (rows.length === 0) throw new Error('INSERT … RETURNING gave no row')
   return rows[0]
+}
+
+function passkeyRow (passkey: NewPasskey, now: Date) {
+  return { ...passkey, transports: passkey.transports.join(','), createdAt: now }
+}
+
+function toPasskey (row: typeof passkeys.$inferSelect): PasskeyRecord {
+  return { ...row, transports: row.transports === '' ? [] : row.transports.split(',') }
+}
+
+/** The WebAuthn rule: a counter must grow, unless the authenticator keeps none (0 stored, 0 presented). */
+function counterGrows (stored: typeof passkeys.counter, presented: number): SQL | undefined {
+  return presented === 0 ? eq(stored, 0) : lt(stored, presented)
 }
 
 function translateSqliteError (error: unknown): unknown {

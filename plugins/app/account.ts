@@ -1,11 +1,14 @@
 import fp from 'fastify-plugin'
-import type { OneTimeTokenPurpose, OneTimeTokenRecord } from '../../db/store.js'
+import type { NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
 import {
-  InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, VerificationTokenExpiredError
+  InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, VerificationTokenExpiredError
 } from '../../src/errors.js'
+import { emailChangedNotice, resetMail, verificationMail } from '../../src/mails.js'
 import { assertPasswordAllowed } from '../../src/password-policy.js'
 import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { MailMessage } from './mailer.js'
+import type { Client } from './security-events.js'
+import type { StartedSession } from './sessions.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,18 +16,37 @@ declare module 'fastify' {
   }
 }
 
+/** The signed-in user making a change, and the session it is made from. */
+export interface Actor {
+  user: UserRecord
+  sessionId: string
+  client: Client
+}
+
 export interface AccountLifecycle {
+  /** A new account (the password policy applies) and its verification mail. Throws DuplicateValueError (409). */
+  register (user: Omit<NewUser, 'passwordHash'> & { password: string }): Promise<UserRecord>
   /**
-   * The one place every new password (change, reset) passes through before it
+   * The one place every new password (register, change, reset) passes through before it
    * is stored: the password policy (400 PASSWORD_TOO_COMMON) is checked here. Returns the hash to store.
    */
   acceptNewPassword (password: string): Promise<string>
-  /** Mails a verification link to the user's address, off the request's path. */
+  /**
+   * A partial profile update. A new email needs a fresh session (403 REAUTHENTICATION_REQUIRED
+   * past REAUTH_MAX_AGE); it is then unverified, the old address is told, every one-time token
+   * is voided, and every session ends: the actor goes on in `session`, a new one.
+   */
+  updateProfile (actor: Actor, changes: Pick<UserChanges, 'firstName' | 'lastName' | 'username' | 'email'>): Promise<{ session?: StartedSession }>
+  /** Confirms the current password, stores the new one, voids one-time tokens and ends every other session. */
+  changePassword (actor: Actor, currentPassword: string, newPassword: string): Promise<void>
+  /** Confirms the password and deletes the account, its sessions and tokens with it. */
+  deleteAccount (actor: Actor, password: string): Promise<void>
+  /** Mails a verification link to the user's address (token and mail written together), off the request's path. */
   sendVerificationMail (user: { id: number, email: string }): void
-  /** Mails a reset link when the email belongs to a user, and nothing otherwise; all of it off the request's path. */
+  /** Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's path. */
   sendPasswordResetMail (email: string): void
-  /** Sets the password from a mailed token and revokes every session of its user. Returns the user id. */
-  resetPassword (token: string, newPassword: string): Promise<number>
+  /** Sets the password from a mailed token, voids every other token and ends every session. */
+  resetPassword (token: string, newPassword: string, client: Client): Promise<void>
   /** Marks the address the token was mailed to as verified. */
   verifyEmail (token: string): Promise<void>
 }
@@ -35,25 +57,44 @@ export interface AccountOptions {
   emailVerificationTtlSeconds: number
 }
 
+const HOUR_MS = 3_600_000
+/** Reset links that stay live together: asking for another does not void the last ones mailed (a third party could otherwise void the owner's). */
+export const LIVE_RESET_LINKS = 3
+/** Reset mails one address can be sent, whoever asks (forgot-password still answers 202). */
+export const RESET_MAILS_PER_HOUR = 5
+export const RESET_MAILS_PER_DAY = 20
+
 const TOKEN_ERRORS = {
   reset_password: { Invalid: InvalidResetTokenError, Expired: ResetTokenExpiredError },
-  verify_email: { Invalid: InvalidVerificationTokenError, Expired: VerificationTokenExpiredError }
+  verify_email: { Invalid: InvalidVerificationTokenError, Expired: VerificationTokenExpiredError },
+  // The provider sign-in's #code= (plugins/app/oidc.ts): used or expired alike are INVALID_CODE.
+  oidc_login: { Invalid: InvalidCodeError, Expired: InvalidCodeError }
 } as const
 
 /**
- * Password reset and email verification by mailed one-time tokens: 256
- * random bits, stored as SHA-256 hashes, single use, expiring; a new token
- * of a purpose voids the user's older ones.
+ * The account's rules: registration, profile and email change, password change
+ * and reset, deletion, and the mailed one-time tokens (256 random bits, stored
+ * as SHA-256 hashes, single use, expiring, voided by a password or email change).
+ * Routes only translate HTTP to these calls.
  */
 export default fp<AccountOptions>(async (fastify, options) => {
-  const { store, passwords, mailer } = fastify
+  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle } = fastify
 
-  async function issueToken (userId: number, email: string, purpose: OneTimeTokenPurpose): Promise<string> {
+  const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
+  const linkOf = (path: string, token: string) => `${options.publicUrl}${path}#token=${token}`
+
+  /**
+   * A new token of the purpose and, in the same store transaction, the mail that carries its link
+   * (written to the outbox): neither without the other. False when a quota refused it.
+   */
+  async function issueTokenWithMail (user: { id: number, email: string }, purpose: OneTimeTokenPurpose, mailOf: (token: string) => MailMessage): Promise<boolean> {
     const now = new Date()
-    const ttlSeconds = purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
     const token = newOneTimeToken()
-    await store.issueOneTimeToken({ tokenHash: hashOneTimeToken(token), userId, purpose, email, expiresAt: new Date(now.getTime() + ttlSeconds * 1000) }, now)
-    return token
+    const expiresAt = new Date(now.getTime() + ttlSecondsOf(purpose) * 1000)
+    const limits = purpose === 'reset_password'
+      ? { liveLimit: LIVE_RESET_LINKS, quotas: [{ since: new Date(now.getTime() - HOUR_MS), max: RESET_MAILS_PER_HOUR }, { since: new Date(now.getTime() - 24 * HOUR_MS), max: RESET_MAILS_PER_DAY }] }
+      : { liveLimit: 1 }
+    return await store.issueOneTimeToken({ tokenHash: hashOneTimeToken(token), userId: user.id, purpose, email: user.email, expiresAt }, now, { ...limits, mail: mailer.forOutbox(mailOf(token)) })
   }
 
   /** The stored token, if it may be used now; else the purpose's 400 error (unknown, used, voided or expired). */
@@ -64,44 +105,95 @@ export default fp<AccountOptions>(async (fastify, options) => {
     return record
   }
 
-  /** Marks the token used, conditional on its being unused: of two requests with one token, one wins. */
+  /** Marks the token used (and its siblings void), conditional on its being unused: of two requests with one token, one wins. */
   async function useToken (record: OneTimeTokenRecord, now: Date): Promise<void> {
     if (!await store.useOneTimeToken(record.tokenHash, now)) throw new TOKEN_ERRORS[record.purpose].Invalid()
   }
 
   const account: AccountLifecycle = {
+    async register ({ password, ...fields }) {
+      const user = await store.createUser({ ...fields, passwordHash: await account.acceptNewPassword(password) })
+      account.sendVerificationMail(user)
+      return user
+    },
+
     async acceptNewPassword (password) {
       assertPasswordAllowed(password)
       return await passwords.hash(password)
     },
 
+    async updateProfile ({ user, sessionId, client }, changes) {
+      const emailChanges = changes.email !== undefined && changes.email !== user.email
+      // The email is how an account is recovered: changing it is what a session thief would do first.
+      if (emailChanges) await sessions.requireFresh(sessionId)
+      // A new address is unverified until a link mailed to it is followed.
+      const verification = emailChanges ? { emailVerified: false, emailVerifiedAt: null } : {}
+      const updated = await store.updateUser(user.id, { ...changes, ...verification })
+      if (updated === undefined) throw new UserNotFoundError()
+      if (!emailChanges) return {}
+
+      const now = new Date()
+      await store.voidOneTimeTokens(user.id, now)
+      // In the outbox before the answer: the one warning the owner gets must survive a crash and an SMTP outage.
+      await mailer.enqueue(emailChangedNotice(user.email, updated.email, now, client))
+      account.sendVerificationMail(updated)
+      // Whoever held a session before the change loses it (OWASP ASVS 3.3.3); the actor goes on in a new one,
+      // as fresh as the one it came from (the change is no new password proof).
+      const authenticatedAt = await sessions.authenticatedAt(sessionId)
+      await sessions.endAll(user.id, client)
+      const session = await sessions.start(user.id, client, { authenticatedAt })
+      await securityEvents.record('email_changed', client, { userId: user.id, sessionId: session.sessionId, detail: { previous_email: user.email, email: updated.email } })
+      return { session }
+    },
+
+    async changePassword ({ user, sessionId, client }, currentPassword, newPassword) {
+      await authentication.confirmPassword(user, currentPassword, client, sessionId)
+      const passwordHash = await account.acceptNewPassword(newPassword)
+      const now = new Date()
+      await store.setPasswordHash(user.id, passwordHash, now)
+      await store.voidOneTimeTokens(user.id, now)
+      await sessions.endAll(user.id, client, { exceptSessionId: sessionId })
+      // The current password was just proved in this session.
+      await sessions.markAuthenticated(sessionId)
+      await securityEvents.record('password_changed', client, { userId: user.id, sessionId })
+    },
+
+    async deleteAccount ({ user, sessionId, client }, password) {
+      await authentication.confirmPassword(user, password, client, sessionId)
+      // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
+      if (!await store.deleteUser(user.id)) throw new UserNotFoundError()
+      fastify.log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
+    },
+
     sendVerificationMail (user) {
-      mailer.send(async (): Promise<MailMessage> => {
-        const token = await issueToken(user.id, user.email, 'verify_email')
-        return verificationMail(user.email, `${options.publicUrl}/verify-email?token=${token}`, options.emailVerificationTtlSeconds)
+      mailer.send(async () => {
+        await issueTokenWithMail(user, 'verify_email', (token) => verificationMail(user.email, linkOf('/verify-email', token), options.emailVerificationTtlSeconds))
       })
     },
 
     sendPasswordResetMail (email) {
-      mailer.send(async (): Promise<MailMessage | undefined> => {
+      mailer.send(async () => {
         const user = await store.findUserByEmail(email)
-        if (user === undefined) return undefined
-        const token = await issueToken(user.id, user.email, 'reset_password')
-        return resetMail(user.email, `${options.publicUrl}/reset-password?token=${token}`, options.passwordResetTtlSeconds)
+        if (user === undefined) return
+        const issued = await issueTokenWithMail(user, 'reset_password', (token) => resetMail(user.email, linkOf('/reset-password', token), options.passwordResetTtlSeconds))
+        if (!issued) fastify.log.info({ userId: user.id }, 'password-reset mail not sent: the address reached its hourly or daily quota')
       })
     },
 
-    async resetPassword (token, newPassword) {
+    async resetPassword (token, newPassword, client) {
       const now = new Date()
       const record = await usableToken(token, 'reset_password', now)
       // Before the token is used: a password the policy refuses must not burn the link.
       const passwordHash = await account.acceptNewPassword(newPassword)
       await useToken(record, now)
       await store.setPasswordHash(record.userId, passwordHash, now)
-      await store.revokeUserSessions(record.userId, now)
+      await store.voidOneTimeTokens(record.userId, now)
+      await sessions.endAll(record.userId, client)
       // The link reached the inbox: that proves the address too, if it is still the user's.
       await store.markEmailVerified(record.userId, record.email, now)
-      return record.userId
+      // The owner proved control of the address: the lockout a guesser caused ends.
+      await loginThrottle.succeeded(record.email)
+      await securityEvents.record('password_reset', client, { userId: record.userId })
     },
 
     async verifyEmail (token) {
@@ -113,28 +205,4 @@ export default fp<AccountOptions>(async (fastify, options) => {
     }
   }
   fastify.decorate('account', account)
-}, { name: 'account', dependencies: ['store', 'passwords', 'mailer'] })
-
-function minutes (seconds: number): string {
-  const count = Math.max(1, Math.round(seconds / 60))
-  return count === 1 ? '1 minute' : `${count} minutes`
-}
-
-function resetMail (to: string, link: string, ttlSeconds: number): MailMessage {
-  return {
-    to,
-    subject: 'Reset your password',
-    text: `Someone asked to reset the password of the account of ${to}.\n\n` +
-      `To choose a new password, open this link within ${minutes(ttlSeconds)}:\n\n${link}\n\n` +
-      'The link works once. If you did not ask for it, ignore this mail: your password stays as it is.\n'
-  }
-}
-
-function verificationMail (to: string, link: string, ttlSeconds: number): MailMessage {
-  return {
-    to,
-    subject: 'Verify your email address',
-    text: `Please confirm that ${to} is your address by opening this link within ${minutes(ttlSeconds)}:\n\n${link}\n\n` +
-      'If you did not create an account or change its address, ignore this mail.\n'
-  }
-}
+}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle'] })

@@ -41,7 +41,8 @@ function classify (error: unknown): FastifyError {
   const framework = FRAMEWORK_ERRORS[code]
   if (framework !== undefined) return framework()
   const status = fastifyError.statusCode
-  if (OWN_CODE.test(code) && status !== undefined && status >= 400 && status < 500) return fastifyError as FastifyError
+  // Our own codes keep their status: every 4xx, and 503 (BUSY).
+  if (OWN_CODE.test(code) && status !== undefined && ((status >= 400 && status < 500) || status === 503)) return fastifyError as FastifyError
   // A 4xx from a library: keep the status, not its wording.
   if (status !== undefined && status >= 400 && status < 500) {
     return Object.assign(new Error(STATUS_CODES[status] ?? 'Bad request'), { code: 'BAD_REQUEST', statusCode: status }) as FastifyError
@@ -53,8 +54,13 @@ function classify (error: unknown): FastifyError {
 export default fp(async (fastify) => {
   fastify.setErrorHandler((error, request, reply) => {
     const body = toErrorBody(error)
-    if (body.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-    if (body.statusCode === 503) reply.header('retry-after', '1')
+    if (body.statusCode >= 500 && body.code !== 'BUSY') request.log.error({ err: error }, 'request failed')
+    const retryAfter = (error as { retryAfter?: unknown }).retryAfter
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
+    else if (body.statusCode === 503) reply.header('retry-after', '1')
+    // Only our own errors add fields (MFA_REQUIRED's mfa_token); the route's response schema must declare them.
+    const bodyFields = (error as { bodyFields?: unknown }).bodyFields
+    if (typeof bodyFields === 'object' && bodyFields !== null && body.statusCode < 500) return reply.code(body.statusCode).send({ ...body, ...bodyFields })
     return reply.code(body.statusCode).send(body)
   })
 

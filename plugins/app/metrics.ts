@@ -1,6 +1,18 @@
 import fp from 'fastify-plugin'
-import type { FastifyRequest } from 'fastify'
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onResponseHookHandler } from 'fastify'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Prometheus exposition, for whichever listener serves /metrics. */
+    metricsText (): Promise<{ contentType: string, body: string }>
+  }
+}
+
+export interface MetricsOptions {
+  /** Serve GET /metrics on this (the public) listener too. */
+  publicRoute: boolean
+}
 
 // Process metrics (memory, CPU, event loop) are one per process, however many apps a process builds (the tests build many).
 let processRegistry: Registry | undefined
@@ -12,18 +24,13 @@ function processMetrics (): Registry {
   return processRegistry
 }
 
-/** The route pattern (`/users/:userId`), never the raw URL: one series per route, whatever clients send. */
-function routeOf (request: FastifyRequest): string {
-  return request.routeOptions.url ?? 'unmatched'
-}
-
 /**
  * Prometheus metrics at GET /metrics: requests and their latency per route,
- * and the auth events an operator watches, derived in one onResponse hook
+ * and the auth events an operator watches, derived in onResponse hooks
  * from the route and the answer (status and error code), so the services
  * that do the work stay unaware of metrics.
  */
-export default fp(async (fastify) => {
+export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
   const registry = new Registry()
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status_code'], registers: [registry] })
   const duration = new Histogram({
@@ -34,11 +41,36 @@ export default fp(async (fastify) => {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry]
   })
-  const logins = new Counter({ name: 'auth_logins_total', help: 'Login attempts by result: ok, or failed (wrong email or password)', labelNames: ['result'], registers: [registry] })
+  const logins = new Counter({ name: 'auth_logins_total', help: 'Login attempts by result: ok, or failed (wrong email or password, wrong second-factor code)', labelNames: ['result'], registers: [registry] })
   const refreshes = new Counter({ name: 'auth_refreshes_total', help: 'Token refreshes by result: ok, or failed (any 401)', labelNames: ['result'], registers: [registry] })
   const reuses = new Counter({ name: 'auth_refresh_reuse_detected_total', help: 'Rotated refresh tokens presented after the grace period (session revoked)', registers: [registry] })
   const rateLimited = new Counter({ name: 'rate_limit_hits_total', help: 'Requests refused with 429', labelNames: ['route'], registers: [registry] })
-  for (const result of ['ok', 'failed']) { logins.inc({ result }, 0); refreshes.inc({ result }, 0) }
+  const OK = { result: 'ok' }
+  const FAILED = { result: 'failed' }
+  for (const labels of [OK, FAILED]) { logins.inc(labels, 0); refreshes.inc(labels, 0) }
+
+  // Mail, read from the mailer at each scrape (it is registered after this plugin, and stays unaware of metrics).
+  const mailer = () => fastify.hasDecorator('mailer') ? fastify.mailer : undefined
+  const mailMetrics = [
+    new Gauge({
+      name: 'mail_queued',
+      help: 'Mails waiting in the outbox (of every instance): not yet sent, not given up',
+      registers: [],
+      async collect () {
+        // A store that does not answer leaves the last value; the scrape itself still succeeds.
+        const queued = await mailer()?.queued().catch(() => undefined)
+        if (queued !== undefined) this.set(queued)
+      }
+    }),
+    new Counter({ name: 'mail_sent_total', help: 'Mails this instance handed to the mail server', registers: [], collect () { this.reset(); this.inc(mailer()?.sent ?? 0) } }),
+    new Counter({
+      name: 'mail_failed_total',
+      help: 'Mails this instance gave up after MAIL_MAX_ATTEMPTS attempts, or could not queue',
+      registers: [],
+      collect () { this.reset(); this.inc(mailer()?.failed ?? 0) }
+    })
+  ]
+  for (const metric of mailMetrics) registry.registerMetric(metric)
 
   // The code of an error answer, taken from the error itself (onError runs for errors only, before the handler).
   const errorCodes = new WeakMap<FastifyRequest, string>()
@@ -46,26 +78,58 @@ export default fp(async (fastify) => {
     if (typeof error.code === 'string') errorCodes.set(request, error.code)
   })
 
-  fastify.addHook('onResponse', async (request, reply) => {
-    const route = routeOf(request)
-    const labels = { method: request.method, route, status_code: String(reply.statusCode) }
-    requests.inc(labels)
-    duration.observe(labels, reply.elapsedTime / 1000)
-    const status = reply.statusCode
-    if (status === 429) rateLimited.inc({ route })
-    if (request.method !== 'POST') return
-    if (route.endsWith('/auth/login')) {
-      if (status === 200) logins.inc({ result: 'ok' })
-      else if (status === 401) logins.inc({ result: 'failed' })
-    } else if (route.endsWith('/auth/refresh-token') || route.endsWith('/auth/auth-me')) {
-      if (status === 200) refreshes.inc({ result: 'ok' })
-      else if (status === 401) refreshes.inc({ result: 'failed' })
-      if (errorCodes.get(request) === 'REFRESH_TOKEN_REUSED') reuses.inc()
+  /** One route's (or the unmatched URLs') series: a labelled child per method and status, made at its first use and kept. */
+  function recorder (route: string): (request: FastifyRequest, reply: FastifyReply) => void {
+    // Which auth counter the route feeds is known at start, not found by string tests per request.
+    // The second step of a login with TOTP completes a login: its 200 and 401 count as one too.
+    const kind = route.endsWith('/auth/login') || route.endsWith('/auth/mfa/verify') ? 'login' : route.endsWith('/auth/refresh-token') || route.endsWith('/auth/auth-me') ? 'refresh' : 'other'
+    const series = new Map<string, Map<number, { requests: { inc: () => void }, duration: { observe: (value: number) => void } }>>()
+    return function record (request, reply) {
+      const status = reply.statusCode
+      let byStatus = series.get(request.method)
+      if (byStatus === undefined) series.set(request.method, byStatus = new Map())
+      let children = byStatus.get(status)
+      if (children === undefined) {
+        const labels = [request.method, route, String(status)]
+        byStatus.set(status, children = { requests: requests.labels(...labels), duration: duration.labels(...labels) })
+      }
+      children.requests.inc()
+      children.duration.observe(reply.elapsedTime / 1000)
+      if (status === 429) rateLimited.inc({ route })
+      if (kind === 'other' || request.method !== 'POST') return
+      const counter = kind === 'login' ? logins : refreshes
+      if (status === 200) counter.inc(OK)
+      else if (status === 401) counter.inc(FAILED)
+      if (kind === 'refresh' && errorCodes.get(request) === 'REFRESH_TOKEN_REUSED') reuses.inc()
     }
+  }
+
+  // Each route gets its own onResponse hook, made at start with its pattern (`/users/:userId`, never the raw
+  // URL) at hand: reading request.routeOptions per request would build an object each time.
+  fastify.addHook('onRoute', (routeOptions) => {
+    const record = recorder(routeOptions.url)
+    const hook: onResponseHookHandler = function recordResponse (request, reply, done: HookHandlerDoneFunction) {
+      record(request, reply)
+      done()
+    }
+    const existing = routeOptions.onResponse
+    routeOptions.onResponse = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook]
+  })
+  // URLs that match no route share one series.
+  const recordUnmatched = recorder('unmatched')
+  fastify.addHook('onResponse', function recordNotFound (request, reply, done) {
+    if (request.is404) recordUnmatched(request, reply)
+    done()
   })
 
-  fastify.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    reply.type(registry.contentType)
-    return (await processMetrics().metrics()) + (await registry.metrics())
-  })
+  const metricsText = async () => ({ contentType: registry.contentType, body: (await processMetrics().metrics()) + (await registry.metrics()) })
+  fastify.decorate('metricsText', metricsText)
+
+  if (publicRoute) {
+    fastify.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+      const { contentType, body } = await metricsText()
+      reply.type(contentType)
+      return body
+    })
+  }
 }, { name: 'metrics' })

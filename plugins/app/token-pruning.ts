@@ -4,37 +4,53 @@ import fp from 'fastify-plugin'
 export interface TokenPruningOptions {
   /** How often to prune; 0 never does. */
   intervalSeconds: number
+  /** Security events older than this are deleted (SECURITY_EVENT_RETENTION). */
+  securityEventRetentionSeconds: number
 }
 
 /** Rows deleted per statement: each batch is one short write, so requests wait behind none for long. */
 export const PRUNE_BATCH_SIZE = 500
+/** How long a mail sent or given up stays in the outbox (its recipient and subject, for an operator's questions; the body is gone). */
+export const FINISHED_MAIL_RETENTION_MS = 7 * 24 * 3_600_000
 
 /**
- * Deletes expired and revoked refresh tokens in the background, on an unref'd
- * timer (REFRESH_TOKEN_PRUNE_INTERVAL), in small batches with a turn of the
- * event loop between them. Rotated tokens stay until they expire: presenting
- * one again must still be recognised as reuse.
+ * Deletes expired and revoked refresh tokens, security events past their
+ * retention, and mail sent or given up a week ago, in the background, on an unref'd timer (REFRESH_TOKEN_PRUNE_INTERVAL),
+ * in small batches with a turn of the event loop between them. Rotated tokens
+ * stay until they expire: presenting one again must still be recognised as reuse.
  */
-export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds }) => {
+export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securityEventRetentionSeconds }) => {
   if (intervalSeconds === 0) return
   const { store } = fastify
   const state = { closing: false }
   let running: Promise<void> | undefined
 
-  async function prune (): Promise<void> {
+  /** Runs one pruning statement until it deletes less than a full batch; returns how many rows went. */
+  async function inBatches (pruneBatch: () => Promise<number>): Promise<number> {
     let deleted = 0
     let batch: number
     do {
-      batch = await store.pruneRefreshTokens(new Date(), PRUNE_BATCH_SIZE)
+      batch = await pruneBatch()
       deleted += batch
       await nextTurn()
     } while (batch === PRUNE_BATCH_SIZE && !state.closing)
-    if (deleted > 0) fastify.log.info({ deleted }, 'pruned expired and revoked refresh tokens')
+    return deleted
+  }
+
+  async function prune (): Promise<void> {
+    const tokens = await inBatches(() => store.pruneRefreshTokens(new Date(), PRUNE_BATCH_SIZE))
+    if (tokens > 0) fastify.log.info({ deleted: tokens }, 'pruned expired and revoked refresh tokens')
+    const eventsBefore = new Date(Date.now() - securityEventRetentionSeconds * 1000)
+    const events = await inBatches(() => store.pruneSecurityEvents(eventsBefore, PRUNE_BATCH_SIZE))
+    if (events > 0) fastify.log.info({ deleted: events }, 'pruned security events past SECURITY_EVENT_RETENTION')
+    const mailsBefore = new Date(Date.now() - FINISHED_MAIL_RETENTION_MS)
+    const mails = await inBatches(() => store.pruneMails(mailsBefore, PRUNE_BATCH_SIZE))
+    if (mails > 0) fastify.log.info({ deleted: mails }, 'pruned mail sent or given up over a week ago')
   }
 
   const timer = setInterval(() => {
     running ??= prune()
-      .catch((error: unknown) => { fastify.log.warn({ err: error }, 'refresh-token pruning failed; retrying at the next interval') })
+      .catch((error: unknown) => { fastify.log.warn({ err: error }, 'pruning failed; retrying at the next interval') })
       .finally(() => { running = undefined })
   }, intervalSeconds * 1000)
   timer.unref()

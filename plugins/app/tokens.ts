@@ -1,7 +1,8 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import fp from 'fastify-plugin'
 import { InvalidTokenError, TokenExpiredError } from '../../src/errors.js'
-import { configuredSigningKey, loadStoredKeys, rotateSigningKey, storeFirstSigningKey, type SigningKey } from '../../src/tokens/keys.js'
+import { createSealer } from '../../src/secrets/sealing.js'
+import { configuredSigningKey, loadStoredKeys, rotateSigningKey, storeFirstSigningKey, type PublicKeyDescription } from '../../src/tokens/keys.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -13,18 +14,22 @@ declare module 'fastify' {
 export interface AccessTokenClaims {
   userId: number
   sessionId: string
+  /** The Token Status List claim (plugins/app/status-list.ts), carried as signed so a re-signed token keeps it. */
+  status?: object
 }
 
 export interface AccessTokens {
-  /** Signs with the newest key. */
+  /** Signs with the newest key; `status` is the Token Status List claim (plugins/app/status-list.ts). */
   sign (claims: AccessTokenClaims): string
+  /** Signs a Token Status List (typ statuslist+jwt) with the newest key; the payload carries its own iat and exp. */
+  signStatusList (payload: object): string
   /**
    * Throws TOKEN_EXPIRED or INVALID_TOKEN (401). `allowExpired` still demands
    * our signature (by any key we ever had), issuer and audience.
    */
   verify (token: string, options?: { allowExpired?: boolean }): Promise<AccessTokenClaims>
   /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies. */
-  readonly jwks: { keys: Array<SigningKey['publicJwk']> }
+  readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
   /** Reads the keys from the store again (a key added by another instance or the admin command). */
   reloadKeys (): Promise<void>
 }
@@ -34,6 +39,10 @@ export interface TokensOptions {
   issuer: string
   audience: string
   privateKeyPem?: string
+  /** SIGNING_KEY_ENCRYPTION_KEY: seals the private half of the stored signing key. */
+  signingKeyEncryptionKey?: Buffer
+  /** Production: without signingKeyEncryptionKey, say once that the stored key is in clear. */
+  warnWhenUnsealed?: boolean
   /** How often the keys are read from the store again (and, with rotateAfterSeconds, rotated). */
   reloadIntervalSeconds: number
   /** Rotate once the newest key is this old; 0 never rotates automatically. */
@@ -44,6 +53,7 @@ interface AccessTokenPayload {
   sub: string
   sid: string
   iat: number
+  status?: object
 }
 
 /** The contract allows at most 1 s: a token from the future by more than this is refused; exp gets none. */
@@ -53,7 +63,7 @@ const UNKNOWN_KID_RELOAD_GAP_MS = 1000
 
 /** One key, ready to sign and verify; kept across reloads so that its verifier cache lives on. */
 interface KeyEntry {
-  key: SigningKey & { createdAt?: Date }
+  key: PublicKeyDescription & { createdAt?: Date }
   verify (token: string): AccessTokenPayload
   verifyIgnoringExpiry (token: string): AccessTokenPayload
   /** When a successor has signed long enough for every token of this key to have expired; Infinity for the newest. */
@@ -62,6 +72,7 @@ interface KeyEntry {
 
 interface Keyring {
   signer: { kid: string, sign (payload: object): string }
+  statusListSigner (payload: object): string
   /** Every key we ever had, by kid. */
   entries: Map<string, KeyEntry>
 }
@@ -78,6 +89,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
   const ttlMs = options.accessTokenTtlSeconds * 1000
   const retentionMs = ttlMs + CLOCK_LEEWAY_MS
   const configuredKey = options.privateKeyPem === undefined ? undefined : configuredSigningKey(options.privateKeyPem)
+  const sealer = options.signingKeyEncryptionKey === undefined ? undefined : createSealer(options.signingKeyEncryptionKey)
 
   const verifierOptions = {
     allowedIss: options.issuer,
@@ -99,14 +111,14 @@ export default fp<TokensOptions>(async (fastify, options) => {
   }
 
   async function loadKeyring (previous?: Keyring): Promise<Keyring> {
-    let keys: Array<KeyEntry['key']>
+    let keys: Array<KeyEntry['key'] & { privateKeyPem: string | null }>
     if (configuredKey !== undefined) {
       keys = [configuredKey]
     } else {
-      keys = await loadStoredKeys(store)
+      keys = await loadStoredKeys(store, sealer)
       if (keys.length === 0) {
-        await storeFirstSigningKey(store)
-        keys = await loadStoredKeys(store)
+        await storeFirstSigningKey(store, sealer)
+        keys = await loadStoredKeys(store, sealer)
       }
     }
     const entries = new Map<string, KeyEntry>()
@@ -116,18 +128,25 @@ export default fp<TokensOptions>(async (fastify, options) => {
       entries.set(key.kid, entryFor(key, retiresAt, previous?.entries.get(key.kid)))
     })
     const newest = keys[keys.length - 1]
+    const privateKeyPem = newest.privateKeyPem
+    if (privateKeyPem === null) throw new Error(`the newest signing key ${newest.kid} has no private half in the store: add one with account-service keys rotate`)
     const sign = createSigner({
-      key: newest.privateKeyPem,
+      key: privateKeyPem,
       algorithm: newest.algorithm,
       kid: newest.kid,
       iss: options.issuer,
       aud: options.audience,
       expiresIn: ttlMs
     })
-    return { signer: { kid: newest.kid, sign }, entries }
+    const statusListSigner = createSigner({ key: privateKeyPem, algorithm: newest.algorithm, kid: newest.kid, header: { alg: newest.algorithm, typ: 'statuslist+jwt' } })
+    return { signer: { kid: newest.kid, sign }, statusListSigner, entries }
   }
 
   let keyring = await loadKeyring()
+  // After the load: a store whose key is sealed has already refused the start, naming the setting.
+  if (configuredKey === undefined && sealer === undefined && options.warnWhenUnsealed === true) {
+    fastify.log.warn('SIGNING_KEY_ENCRYPTION_KEY is not set: the private signing key is stored in clear (make one with openssl rand -base64 32)')
+  }
   let reloading: Promise<void> | undefined
   let lastKidReloadAt = -Infinity
 
@@ -151,7 +170,8 @@ export default fp<TokensOptions>(async (fastify, options) => {
   }
 
   const accessTokens: AccessTokens = {
-    sign: ({ userId, sessionId }) => keyring.signer.sign({ sub: String(userId), sid: sessionId }),
+    sign: ({ userId, sessionId, status }) => keyring.signer.sign({ sub: String(userId), sid: sessionId, status }),
+    signStatusList: (payload) => keyring.statusListSigner(payload),
     async verify (token, { allowExpired = false } = {}) {
       const kid = kidOf(token)
       const entry = kid === undefined ? undefined : await entryForKid(kid)
@@ -170,7 +190,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
       if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
         throw new InvalidTokenError()
       }
-      return { userId, sessionId: payload.sid }
+      return { userId, sessionId: payload.sid, status: payload.status }
     },
     get jwks () {
       const now = Date.now()
@@ -188,7 +208,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
         const rotateAfterMs = options.rotateAfterSeconds * 1000
         const createdAt = keyring.entries.get(keyring.signer.kid)?.key.createdAt
         if (rotateAfterMs > 0 && createdAt !== undefined && Date.now() - createdAt.getTime() >= rotateAfterMs) {
-          await rotateSigningKey(store)
+          await rotateSigningKey(store, { sealer })
           fastify.log.info('signing key rotated (SIGNING_KEY_ROTATE_AFTER)')
         }
         await reloadKeys()

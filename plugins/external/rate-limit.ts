@@ -1,5 +1,6 @@
 import fastifyRateLimit from '@fastify/rate-limit'
 import fp from 'fastify-plugin'
+import { clientAddressKey } from '../../src/client-address.js'
 import type { Config } from '../../src/config.js'
 import { RateLimitedError } from '../../src/errors.js'
 
@@ -24,6 +25,8 @@ export default fp<RateLimitOptions>(async (fastify, { rateLimit }) => {
   await fastify.register(fastifyRateLimit, {
     global: false,
     timeWindow: rateLimit.windowSeconds * 1000,
+    // Per client address, an IPv6 client per /64 (src/client-address.ts).
+    keyGenerator: clientAddressKey,
     ...(fastify.hasDecorator('redis') ? { redis: fastify.redis, nameSpace: 'rate-limit:', skipOnError: true } : {}),
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000))
   })

@@ -11,6 +11,34 @@ const DESCRIPTION = `User accounts and tokens. Two variants of one interface may
 Each operation is tagged with its variant. Every error has one body:
 \`{statusCode, code, error, message}\`, where \`code\` is stable.`
 
+/** The ways tokens travel, as OpenAPI security schemes; each operation lists those it needs. */
+export const SECURITY_SCHEMES = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Header variant (A): the access token, `Authorization: Bearer <access token>`'
+  },
+  refreshTokenHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Refresh-Token',
+    description: 'Header variant (A): the refresh token, `X-Refresh-Token: Bearer <refresh token>`'
+  },
+  accessTokenCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'accessToken',
+    description: 'Cookie variant (B): the HttpOnly access-token cookie that login sets'
+  },
+  refreshTokenCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'refreshToken',
+    description: 'Cookie variant (B): the HttpOnly refresh-token cookie that login sets (sent only to the /auth routes)'
+  }
+} as const
+
 /**
  * OpenAPI 3.1 built from the routes' own TypeBox schemas, served at
  * GET /openapi.json, and Swagger UI at /docs. Registered before the routes so
@@ -22,6 +50,8 @@ export default fp(async (fastify) => {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'account-service', version: VERSION, description: DESCRIPTION },
+      // What each operation's `security` (routes/transport.ts) names: how a client sends its tokens in each variant.
+      components: { securitySchemes: SECURITY_SCHEMES }
     },
     // Name each response by its status ("Unauthorized") rather than "Default Response".
     transform: ({ schema, url }) => ({ schema: describeResponses(schema), url })

@@ -1,30 +1,35 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { Variant } from '../../src/config.js'
-import { SessionNotFoundError } from '../../src/errors.js'
-import { AccountResponse, SessionParams, SessionsResponse, presentAccount, presentSession } from '../../src/schemas/account.js'
+import type { Config, Variant } from '../../src/config.js'
+import { AccountResponse, ReauthenticateBody, SessionParams, SessionsResponse, presentAccount, presentSession } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
+import { SecurityEventsQuery, SecurityEventsResponse, presentSecurityEvent } from '../../src/schemas/security-events.js'
+import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { limitEach, perUser } from '../rate-limits.js'
 import type { TokenTransport } from '../transport.js'
 
 export interface AccountRoutesOptions {
   variant: Variant
   transport: TokenTransport
+  rateLimit: Config['rateLimit']
 }
 
-/** What the signed-in user sees of its own account and sessions. */
-const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (fastify, { variant, transport }) => {
-  const { store } = fastify
+/** What the signed-in user sees of its own account, sessions and security events, and re-authentication. */
+const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+  const { store, sessions, authentication, securityEvents, mfa } = fastify
   fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
+  // Every route here is guarded: the OpenAPI document says so.
+  fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, security: transport.security.access } })
 
   fastify.get('/account', {
     schema: {
-      summary: 'The signed-in user, with whether its email is verified and when it registered',
+      summary: 'The signed-in user, with whether its email is verified, when it registered, and its second factors',
       response: { 200: AccountResponse[variant], ...errorResponses(401, 404, 500, 503) }
     }
   }, async (request) => {
     const user = await signedInUser(store, request)
-    return presentAccount(user, variant)
+    return presentAccount(user, variant, await mfa.status(user.id))
   })
 
   fastify.get('/sessions', {
@@ -46,12 +51,35 @@ const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (fa
     }
   }, async (request, reply) => {
     const claims = claimsOf(request)
-    const session = await store.findSession(request.params.sessionId)
-    // Another user's session is as unknown as one that never was.
-    if (session === undefined || session.userId !== claims.userId) throw new SessionNotFoundError()
-    await store.revokeFamily(session.id, new Date())
-    if (session.id === claims.sessionId) transport.clear(reply)
+    await sessions.endOne(claims.userId, request.params.sessionId, clientOf(request))
+    if (request.params.sessionId === claims.sessionId) transport.clear(reply)
     return reply.code(204).send(null)
+  })
+
+  fastify.post('/reauthenticate', {
+    schema: {
+      summary: 'Confirm the password: the session may make sensitive changes (an email change) for REAUTH_MAX_AGE',
+      description: 'A wrong password is 401 INVALID_CREDENTIALS and counts toward the account lockout, as a failed login does.',
+      body: ReauthenticateBody,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
+    },
+    preHandler: limitEach(fastify, rateLimit, [perUser('reauthenticate', rateLimit)])
+  }, async (request, reply) => {
+    const user = await signedInUser(store, request)
+    await authentication.reauthenticate(user, request.body.password, clientOf(request), claimsOf(request).sessionId)
+    return reply.code(204).send(null)
+  })
+
+  fastify.get('/security-events', {
+    schema: {
+      summary: 'The signed-in user\'s security events (logins, failures, lockouts, changes), newest first',
+      description: 'Paged: pass the `id` of the last event of a page as `before` for the next one.',
+      querystring: SecurityEventsQuery,
+      response: { 200: SecurityEventsResponse, ...errorResponses(400, 401, 404, 500, 503) }
+    }
+  }, async (request) => {
+    const events = await securityEvents.list(claimsOf(request).userId, { limit: request.query.limit, beforeId: request.query.before })
+    return { events: events.map(presentSecurityEvent) }
   })
 }
 

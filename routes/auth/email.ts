@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { clientAddressKey } from '../../src/client-address.js'
 import type { Config } from '../../src/config.js'
 import { AcceptedResponse, VerifyEmailBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach } from '../rate-limits.js'
-import type { TokenTransport } from '../transport.js'
+import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
 
 export interface EmailRoutesOptions {
   transport: TokenTransport
@@ -19,6 +20,7 @@ const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastif
   fastify.post('/verify-email', {
     schema: {
       summary: 'Mark the email verified with the token of a verification link',
+      security: NO_CREDENTIALS,
       body: VerifyEmailBody,
       response: { 204: Type.Null(), ...errorResponses(400, 403, 413, 415, 500, 503) }
     }
@@ -30,11 +32,12 @@ const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastif
   fastify.post('/resend-verification', {
     schema: {
       summary: 'Mail a new verification link (nothing is sent when the email is already verified)',
+      security: transport.security.access,
       response: { 202: AcceptedResponse, ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
     },
     onRequest: requireAccessToken(transport, accessTokens, store),
     preHandler: limitEach(fastify, rateLimit, [
-      { name: 'resend-verification:ip', max: rateLimit.recoveryMax, key: (request) => request.ip },
+      { name: 'resend-verification:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
       { name: 'resend-verification:account', max: rateLimit.recoveryAccountMax, key: (request) => String(claimsOf(request).userId) }
     ])
   }, async (request, reply) => {

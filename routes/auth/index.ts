@@ -2,30 +2,29 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../src/config.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, MissingTokenError } from '../../src/errors.js'
-import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type LoginResponseBody, type RegisterBodyType } from '../../src/schemas/auth.js'
-import { assertPasswordAllowed } from '../../src/password-policy.js'
+import { MissingTokenError } from '../../src/errors.js'
+import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type RegisterBodyType } from '../../src/schemas/auth.js'
 import { errorResponses } from '../../src/schemas/errors.js'
+import { LoginRefusedResponse } from '../../src/schemas/mfa.js'
 import { PublicUser, presentUser } from '../../src/schemas/users.js'
-import { sessionClient } from '../client.js'
-import { refuseWhileLocked } from '../confirm-password.js'
+import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken } from '../guards.js'
-import type { TokenTransport } from '../transport.js'
+import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
+import { answerLogin } from './login-answer.js'
 
 export interface AuthRoutesOptions {
   variant: Variant
   transport: TokenTransport
   rateLimit: Config['rateLimit']
-  /** REQUIRE_EMAIL_VERIFICATION: login refuses (403) until the email is verified. */
-  requireEmailVerification: boolean
 }
 
-const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit, requireEmailVerification }) => {
-  const { store, passwords, sessions, accessTokens, loginThrottle, account } = fastify
+const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+  const { store, sessions, accessTokens, authentication, account } = fastify
 
   fastify.post('/register', {
     schema: {
       summary: 'Register a user',
+      security: NO_CREDENTIALS,
       body: RegisterBody[variant],
       response: { 201: PublicUser[variant], ...errorResponses(400, 403, 409, 413, 415, 429, 500, 503) }
     },
@@ -33,56 +32,34 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
     config: { rateLimit: { max: rateLimit.registerMax } }
   }, async (request, reply) => {
     const body = request.body as RegisterBodyType
-    assertPasswordAllowed(body.password)
-    const user = await store.createUser({
+    const user = await account.register({
       firstName: body.first_name,
       lastName: body.last_name,
       username: variant === 'cookie' ? body.username ?? null : null,
       email: body.email,
-      passwordHash: await passwords.hash(body.password)
+      password: body.password
     })
-    account.sendVerificationMail(user)
     return reply.code(201).send(presentUser(user, variant))
   })
 
   fastify.post('/login', {
     schema: {
       summary: 'Log in with email and password',
+      security: NO_CREDENTIALS,
       body: LoginBody,
-      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) },
-      description: 'With REQUIRE_EMAIL_VERIFICATION=true, an account whose email is not verified gets 403 EMAIL_NOT_VERIFIED (after its password was checked).'
+      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 413, 415, 429, 500, 503), 403: LoginRefusedResponse },
+      description: 'With REQUIRE_EMAIL_VERIFICATION=true, an account whose email is not verified gets 403 EMAIL_NOT_VERIFIED (after its password was checked). ' +
+        'An account with TOTP gets, for the right password, 403 MFA_REQUIRED with an `mfa_token` and no token or cookie: ' +
+        'POST /auth/mfa/verify with it and a code completes the login. A wrong password is the same 401 for every account.'
     },
     // Every login per client address (RATE_LIMIT_LOGIN_MAX); failures per account are the login throttle's.
     config: { rateLimit: { max: rateLimit.loginMax } }
   }, async (request, reply) => {
-    const { email, password } = request.body
-    await refuseWhileLocked(fastify, reply, email)
-    const user = await store.findUserByEmail(email)
-    const passwordMatches = user === undefined
-      ? await passwords.verifyNothing(password)
-      : await passwords.verify(user.passwordHash, password)
-    if (user === undefined || !passwordMatches) {
-      await loginThrottle.recordFailure(email)
-      throw new InvalidCredentialsError()
-    }
-    await loginThrottle.clear(email)
-    // Only after the password matched: the refusal tells nothing to someone who does not know it.
-    if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
-    if (passwords.needsRehash(user.passwordHash)) {
-      // Hash parameters were raised since this password was set: only now do we hold the password to rehash it.
-      try {
-        await store.updateUser(user.id, { passwordHash: await passwords.hash(password) })
-      } catch (error) {
-        request.log.warn({ err: error, userId: user.id }, 'password rehash failed; retried at the next login')
-      }
-    }
-    const tokens = await sessions.start(user.id, sessionClient(request))
-    transport.deliver(reply, tokens)
-    // The variant's transport and user shape together make that variant's login body.
-    return { user: presentUser(user, variant), ...transport.loginTokens(tokens) } as LoginResponseBody
+    return answerLogin(reply, transport, variant, await authentication.logIn(request.body.email, request.body.password, clientOf(request)))
   })
 
   const refreshSchema = {
+    security: transport.security.refresh,
     response: { 200: AccessTokenResponse, ...errorResponses(400, 401, 403, 500, 503) }
   }
   const refresh = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -95,7 +72,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       if (accessToken === undefined) throw new MissingTokenError(transport.accessTokenHint)
       expectedUserId = (await accessTokens.verify(accessToken, { allowExpired: true })).userId
     }
-    const tokens = await sessions.refresh(refreshToken, { rotate, expectedUserId })
+    const tokens = await sessions.refresh(refreshToken, { rotate, expectedUserId }, clientOf(request))
     transport.deliver(reply, tokens)
     return { accessToken: tokens.accessToken }
   }
@@ -108,11 +85,12 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
   fastify.post('/logout', {
     schema: {
       summary: 'End the session of the presented refresh token (idempotent)',
+      security: transport.security.optionalRefresh,
       response: { 204: Type.Null(), ...errorResponses(400, 403, 500, 503) }
     }
   }, async (request, reply) => {
     const refreshToken = transport.readRefreshToken(request)
-    if (refreshToken !== undefined) await sessions.end(refreshToken)
+    if (refreshToken !== undefined) await sessions.end(refreshToken, clientOf(request))
     transport.clear(reply)
     return reply.code(204).send(null)
   })
@@ -120,11 +98,12 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
   fastify.post('/logout-all', {
     schema: {
       summary: 'End every session of the user of the access token (logout everywhere)',
+      security: transport.security.access,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 500, 503) }
     },
     onRequest: requireAccessToken(transport, accessTokens, store)
   }, async (request, reply) => {
-    await sessions.endAll(claimsOf(request).userId)
+    await sessions.endAll(claimsOf(request).userId, clientOf(request))
     transport.clear(reply)
     return reply.code(204).send(null)
   })

@@ -1,16 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
-import type { AccessTokenClaims } from '../../plugins/app/tokens.js'
+import { clientAddressKey } from '../../src/client-address.js'
 import type { Config } from '../../src/config.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
-import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
-import { confirmPassword } from '../confirm-password.js'
+import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
-import { limitEach } from '../rate-limits.js'
-import type { TokenTransport } from '../transport.js'
+import { limitEach, perUser } from '../rate-limits.js'
+import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
 
 export interface PasswordRoutesOptions {
   transport: TokenTransport
@@ -23,46 +21,36 @@ export const FORGOT_PASSWORD_ANSWER = { message: 'If that address belongs to an 
 /** Change the password (signed in), or reset a forgotten one through a mailed link. */
 const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (fastify, { transport, rateLimit }) => {
   const { store, sessions, accessTokens, account } = fastify
-  const clientAddress = (request: FastifyRequest) => request.ip
-
-  /** Cookie variant: the current session gets new cookies (a rotated refresh token when the client sent its own). */
-  async function renewCurrentSession (request: FastifyRequest, claims: AccessTokenClaims) {
-    const refreshToken = transport.readRefreshToken(request)
-    if (refreshToken !== undefined) {
-      const record = await store.findRefreshToken(hashRefreshToken(refreshToken))
-      if (record?.familyId === claims.sessionId) return await sessions.refresh(refreshToken, { rotate: true, expectedUserId: claims.userId })
-    }
-    return { ...claims, accessToken: accessTokens.sign(claims) }
-  }
 
   fastify.post('/change-password', {
     schema: {
-      summary: 'Change the password; every other session of the user is revoked',
+      summary: 'Change the password; every other session of the user is revoked and every mailed link voided',
+      security: transport.security.access,
       body: ChangePasswordBody,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
     },
-    onRequest: requireAccessToken(transport, accessTokens, store)
+    onRequest: requireAccessToken(transport, accessTokens, store),
+    preHandler: limitEach(fastify, rateLimit, [perUser('change-password', rateLimit)])
   }, async (request, reply) => {
     const claims = claimsOf(request)
-    const user = await signedInUser(store, request)
-    await confirmPassword(fastify, request, reply, user, request.body.current_password)
-    const passwordHash = await account.acceptNewPassword(request.body.new_password)
-    const now = new Date()
-    await store.setPasswordHash(user.id, passwordHash, now)
-    await store.revokeUserSessions(user.id, now, { exceptFamilyId: claims.sessionId })
-    if (transport.refreshPolicy.rotate) transport.deliver(reply, await renewCurrentSession(request, claims))
+    const client = clientOf(request)
+    const actor = { user: await signedInUser(store, request), sessionId: claims.sessionId, client }
+    await account.changePassword(actor, request.body.current_password, request.body.new_password)
+    // Cookie variant: the current session goes on with new cookies (a rotated refresh token when the client sent its own).
+    if (transport.refreshPolicy.rotate) transport.deliver(reply, await sessions.renew(claims, transport.readRefreshToken(request), client))
     return reply.code(204).send(null)
   })
 
   fastify.post('/forgot-password', {
     schema: {
       summary: 'Mail a password-reset link; the same 202 whether or not the address is known',
+      security: NO_CREDENTIALS,
       body: ForgotPasswordBody,
       response: { 202: AcceptedResponse, ...errorResponses(400, 403, 413, 415, 429, 500, 503) }
     },
     // Per address typed, known or not, so a limited known account answers as a limited unknown one.
     preHandler: limitEach(fastify, rateLimit, [
-      { name: 'forgot-password:ip', max: rateLimit.recoveryMax, key: clientAddress },
+      { name: 'forgot-password:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
       { name: 'forgot-password:account', max: rateLimit.recoveryAccountMax, key: (request) => (request.body as { email: string }).email }
     ])
   }, async (request, reply) => {
@@ -74,16 +62,17 @@ const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (
   fastify.post('/reset-password', {
     schema: {
       summary: 'Set a new password with the token of a reset link; every session of the user is revoked',
+      security: NO_CREDENTIALS,
       body: ResetPasswordBody,
       response: { 204: Type.Null(), ...errorResponses(400, 403, 413, 415, 429, 500, 503) }
     },
     preHandler: limitEach(fastify, rateLimit, [
-      { name: 'reset-password:ip', max: rateLimit.recoveryMax, key: clientAddress },
+      { name: 'reset-password:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
       // The token stands for its account here: the account is known only once the token is.
       { name: 'reset-password:account', max: rateLimit.recoveryAccountMax, key: (request) => hashOneTimeToken((request.body as { token: string }).token) }
     ])
   }, async (request, reply) => {
-    await account.resetPassword(request.body.token, request.body.new_password)
+    await account.resetPassword(request.body.token, request.body.new_password, clientOf(request))
     transport.clear(reply)
     return reply.code(204).send(null)
   })

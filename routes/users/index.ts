@@ -1,24 +1,31 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { Variant } from '../../src/config.js'
-import { UserNotFoundError } from '../../src/errors.js'
+import type { FastifyRequest } from 'fastify'
+import type { Config, Variant } from '../../src/config.js'
 import { DeleteUserBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { PublicUser, UpdateUserBody, UserParams, presentUser } from '../../src/schemas/users.js'
-import { confirmPassword } from '../confirm-password.js'
-import { sessionClient } from '../client.js'
+import type { Actor } from '../../plugins/app/account.js'
+import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, requireSelf, signedInUser } from '../guards.js'
+import { limitEach, perUser } from '../rate-limits.js'
 import type { TokenTransport } from '../transport.js'
 
 export interface UserRoutesOptions {
   variant: Variant
   transport: TokenTransport
+  rateLimit: Config['rateLimit']
 }
 
-const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify, { variant, transport }) => {
-  const { store, sessions, account } = fastify
+const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+  const { store, account } = fastify
   fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
+  // Every route here is guarded: the OpenAPI document says so.
+  fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, security: transport.security.access } })
   fastify.addHook('preHandler', requireSelf)
+
+  const actorOf = async (request: FastifyRequest): Promise<Actor> =>
+    ({ user: await signedInUser(store, request), sessionId: claimsOf(request).sessionId, client: clientOf(request) })
 
   fastify.get('/:userId', {
     schema: {
@@ -35,26 +42,18 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
     fastify.patch('/:userId', {
       schema: {
         summary: 'Update some of a user\'s fields (only oneself)',
+        description: 'A new email needs a recent password proof (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE: POST /auth/reauthenticate first). ' +
+          'The previous address is then told, every mailed link is voided, and every session ends; the answer carries the cookies of a new one.',
         params: UserParams,
         body: UpdateUserBody,
-        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 500, 503) }
-      }
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
+      },
+      // Per user: a 409 EMAIL_TAKEN tells whether an address has an account, so it must not be asked at will.
+      preHandler: limitEach(fastify, rateLimit, [perUser('update-user', rateLimit)])
     }, async (request, reply) => {
       const { first_name: firstName, last_name: lastName, username, email } = request.body
-      const { userId } = claimsOf(request)
-      const current = await signedInUser(store, request)
-      // A new address is unverified until a link mailed to it is followed.
-      const emailChanges = email !== undefined && email !== current.email
-      const verification = emailChanges ? { emailVerified: false, emailVerifiedAt: null } : {}
-      const updated = await store.updateUser(userId, { firstName, lastName, username, email, ...verification })
-      if (updated === undefined) throw new UserNotFoundError()
-      if (emailChanges) {
-        account.sendVerificationMail(updated)
-        // The email is how an account is recovered: whoever held a session before the change loses it
-        // (OWASP ASVS 3.3.3). The user who made the change goes on in a new session.
-        await sessions.endAll(userId)
-        transport.deliver(reply, await sessions.start(userId, sessionClient(request)))
-      }
+      const { session } = await account.updateProfile(await actorOf(request), { firstName, lastName, username, email })
+      if (session !== undefined) transport.deliver(reply, session)
       return reply.code(204).send(null)
     })
   }
@@ -65,12 +64,10 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
       params: UserParams,
       body: DeleteUserBody,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
-    }
+    },
+    preHandler: limitEach(fastify, rateLimit, [perUser('delete-user', rateLimit)])
   }, async (request, reply) => {
-    const user = await signedInUser(store, request)
-    await confirmPassword(fastify, request, reply, user, request.body.password)
-    // Its refresh tokens, sessions and mailed tokens go with it (ON DELETE CASCADE): its access tokens find no session.
-    await store.deleteUser(user.id)
+    await account.deleteAccount(await actorOf(request), request.body.password)
     transport.clear(reply)
     return reply.code(204).send(null)
   })

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
+import { busy } from '../errors.js'
 
 export interface HashingPool {
   run (task: HashTask): Promise<string | boolean>
@@ -10,6 +11,19 @@ export interface HashingPool {
 export type HashTask =
   | { op: 'hash', password: string, options: object }
   | { op: 'verify', password: string, passwordHash: string }
+  /** Measures Argon2id on this thread; answers the parameters (JSON of Argon2Parameters) that take about targetMs. */
+  | { op: 'calibrate', targetMs: number, minimum: Argon2Parameters }
+
+export interface Argon2Parameters {
+  memoryCost: number
+  timeCost: number
+  parallelism: number
+}
+
+/** What a calibration answers: the parameters, and what one hash with them is expected to take here. */
+export interface Calibration extends Argon2Parameters {
+  expectedMs: number
+}
 
 /**
  * The body of each hashing thread: synchronous Argon2 on the thread itself,
@@ -25,11 +39,23 @@ const { parentPort, workerData } = require('node:worker_threads')
 const { setPriority, constants } = require('node:os')
 const argon2 = require(workerData.argon2)
 try { setPriority(constants.priority.PRIORITY_LOW) } catch {}
+// Argon2's time grows linearly with its passes at a fixed memory cost: one hash at the minimum (after a
+// warm-up, which pays for the first allocation) tells how many passes take about the target. The
+// minimum's memory stays, and never fewer passes than the minimum has.
+function calibrate ({ targetMs, minimum }) {
+  const options = { algorithm: 2, ...minimum }
+  const time = () => { const start = process.hrtime.bigint(); argon2.hashSync('calibration', options); return Number(process.hrtime.bigint() - start) / 1e6 }
+  if (targetMs <= 0) return JSON.stringify({ ...minimum, expectedMs: 0 })
+  time()
+  const measured = Math.min(time(), time())
+  const timeCost = Math.max(minimum.timeCost, Math.round(minimum.timeCost * targetMs / measured))
+  return JSON.stringify({ ...minimum, timeCost, expectedMs: Math.round(measured * timeCost / minimum.timeCost) })
+}
 parentPort.on('message', ({ id, task }) => {
   try {
     const result = task.op === 'hash'
       ? argon2.hashSync(task.password, task.options)
-      : argon2.verifySync(task.passwordHash, task.password)
+      : task.op === 'calibrate' ? calibrate(task) : argon2.verifySync(task.passwordHash, task.password)
     parentPort.postMessage({ id, result })
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) })
@@ -42,8 +68,19 @@ interface Pending {
   reject: (error: Error) => void
 }
 
-/** One thread per core; tasks wait in a queue for a free thread. */
-export function createHashingPool (size = availableParallelism()): HashingPool {
+export interface HashingPoolOptions {
+  /** Threads: one per core by default. */
+  size?: number
+  /**
+   * Tasks that may wait for a thread; past it, run() refuses at once with 503 BUSY
+   * (PASSWORD_HASH_QUEUE_MAX). Unbounded, a flood of logins would queue seconds of
+   * work and every login would time out instead of a few being told to retry.
+   */
+  maxQueued?: number
+}
+
+/** One thread per core; tasks wait in a bounded queue for a free thread. */
+export function createHashingPool ({ size = availableParallelism(), maxQueued = Infinity }: HashingPoolOptions = {}): HashingPool {
   const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2')
   const idle: Worker[] = []
   const queue: Array<{ id: number, task: HashTask }> = []
@@ -99,6 +136,7 @@ export function createHashingPool (size = availableParallelism()): HashingPool {
   return {
     run (task) {
       if (closed) return Promise.reject(new Error('hashing pool closed'))
+      if (queue.length >= maxQueued) return Promise.reject(busy())
       const id = nextId++
       const result = new Promise<string | boolean>((resolve, reject) => {
         pending.set(id, { resolve, reject })

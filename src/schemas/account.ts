@@ -1,7 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { SessionRecord, UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
+import type { MfaStatus } from '../../plugins/app/mfa.js'
 import { Email, NO_NUL, Password } from './common.js'
+import { MfaStatusView, presentMfaStatus } from './mfa.js'
 import { CookieVariantUser, HeaderVariantUser, presentUser } from './users.js'
 
 /** A mailed token as the client got it from the link; longer input is refused before any lookup. */
@@ -30,7 +32,8 @@ export const AcceptedResponse = Type.Object({ message: Type.String() })
 
 const accountFields = {
   email_verified: Type.Boolean(),
-  created_at: Type.String({ format: 'date-time' })
+  created_at: Type.String({ format: 'date-time' }),
+  mfa: MfaStatusView
 }
 
 /** The user as its variant shows it, plus the state only its owner sees. */
@@ -39,8 +42,8 @@ export const AccountResponse = {
   cookie: Type.Object({ ...CookieVariantUser.properties, ...accountFields }, { additionalProperties: false })
 } as const satisfies Record<Variant, unknown>
 
-export function presentAccount (user: UserRecord, variant: Variant) {
-  return { ...presentUser(user, variant), email_verified: user.emailVerified, created_at: user.createdAt.toISOString() }
+export function presentAccount (user: UserRecord, variant: Variant, mfa: MfaStatus) {
+  return { ...presentUser(user, variant), email_verified: user.emailVerified, created_at: user.createdAt.toISOString(), mfa: presentMfaStatus(mfa) }
 }
 
 export const SessionView = Type.Object({
@@ -66,3 +69,5 @@ export function presentSession (session: SessionRecord, currentSessionId: string
 }
 
 export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }) }, { additionalProperties: false })
+
+export const ReauthenticateBody = Type.Object({ password: CurrentPassword }, { additionalProperties: false })

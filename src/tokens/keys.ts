@@ -1,20 +1,32 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto'
 import type { AccountStore, SigningKeyRecord } from '../../db/store.js'
 import type { PublicJwkType } from '../schemas/auth.js'
+import { isSealed, UnsealError, type Sealer } from '../secrets/sealing.js'
 
 export type SigningAlgorithm = SigningKeyRecord['algorithm']
 
-export interface SigningKey {
+/** A key as every instance publishes and verifies with it. */
+export interface PublicKeyDescription {
   kid: string
   algorithm: SigningAlgorithm
-  privateKeyPem: string
   publicKeyPem: string
   /** The public key as published at /.well-known/jwks.json. */
   publicJwk: PublicJwkType
 }
 
+/** A key that signs: its private half in clear, in memory only. */
+export interface SigningKey extends PublicKeyDescription {
+  privateKeyPem: string
+}
+
 /** A configured private key that is not Ed25519 or P-256. */
 export class UnsupportedKeyError extends Error {}
+
+/**
+ * The store's sealed key does not open: SIGNING_KEY_ENCRYPTION_KEY is missing or is another key than
+ * the one that sealed it. The message names the setting (the start fails with it).
+ */
+export class SigningKeyEncryptionError extends Error {}
 
 /** The key of JWT_PRIVATE_KEY: when configured, it alone signs and verifies. */
 export function configuredSigningKey (privateKeyPem: string): SigningKey {
@@ -25,20 +37,64 @@ export function configuredSigningKey (privateKeyPem: string): SigningKey {
 /**
  * Stores a new Ed25519 key when the store has none (a fresh store); of several
  * instances starting together on one store, the first key stored wins (onlyIfNone).
+ * With a sealer (SIGNING_KEY_ENCRYPTION_KEY), its private half is stored sealed.
  */
-export async function storeFirstSigningKey (store: AccountStore): Promise<void> {
+export async function storeFirstSigningKey (store: AccountStore, sealer?: Sealer): Promise<void> {
   const generated = describeKey(generateKeyPairSync('ed25519').privateKey)
-  await store.addSigningKey({ ...recordOf(generated), createdAt: new Date() }, { onlyIfNone: true })
+  await store.addSigningKey({ ...recordOf(generated, sealer), createdAt: new Date() }, { onlyIfNone: true })
 }
 
-/** A stored key as the service uses it, with the time it was added to the store. */
-export interface StoredSigningKey extends SigningKey {
+/** A stored key as the service uses it: its private half opened, or null once the key is retired. */
+export interface StoredSigningKey extends PublicKeyDescription {
+  privateKeyPem: string | null
   createdAt: Date
 }
 
-/** The store's keys, oldest first, described (kid, algorithm, JWK). */
-export async function loadStoredKeys (store: AccountStore): Promise<StoredSigningKey[]> {
-  return (await store.listSigningKeys()).map(record => ({ ...describeKey(createPrivateKey(record.privateKeyPem)), createdAt: record.createdAt }))
+/**
+ * The store's keys, oldest first, described (kid, algorithm, JWK), the newest with its private half
+ * opened. Only the newest signs, so loading also tidies the store: an older key's private half is
+ * deleted (an instance still signing with it in memory goes on until its next reload), and with a
+ * sealer the newest's private half, if stored in clear (before SIGNING_KEY_ENCRYPTION_KEY was set),
+ * is sealed. A sealed key without a sealer, or one the sealer cannot open, throws
+ * SigningKeyEncryptionError before anything is written.
+ */
+export async function loadStoredKeys (store: AccountStore, sealer?: Sealer): Promise<StoredSigningKey[]> {
+  const records = await store.listSigningKeys()
+  const newest = records.at(-1)
+  const newestPrivateKeyPem = newest === undefined ? undefined : openPrivateHalf(newest, sealer)
+  if (sealer !== undefined && newest?.privateKeyPem != null && !isSealed(newest.privateKeyPem)) {
+    // Compare-and-set: of instances sealing it together, the first wins (each seal opens with the same key).
+    await store.replaceSigningKeyPrivateHalf(newest.kid, newest.privateKeyPem, sealer.seal(newest.privateKeyPem, newest.kid))
+  }
+  await deletePrivateHalves(store, records.slice(0, -1))
+  return records.map(record => ({
+    ...describePublicKey(createPublicKey(record.publicKeyPem)),
+    privateKeyPem: record === newest ? newestPrivateKeyPem ?? null : null,
+    createdAt: record.createdAt
+  }))
+}
+
+/** The newest key's private half in clear; undefined when it has none (a store written by hand). */
+function openPrivateHalf (record: SigningKeyRecord, sealer: Sealer | undefined): string | undefined {
+  const stored = record.privateKeyPem
+  if (stored === null) return undefined
+  if (!isSealed(stored)) return stored
+  if (sealer === undefined) {
+    throw new SigningKeyEncryptionError(`SIGNING_KEY_ENCRYPTION_KEY is not set, but the signing key ${record.kid} in the store is sealed: set the key that sealed it`)
+  }
+  try {
+    return sealer.open(stored, record.kid)
+  } catch (error) {
+    if (!(error instanceof UnsealError)) throw error
+    throw new SigningKeyEncryptionError(`SIGNING_KEY_ENCRYPTION_KEY does not open the signing key ${record.kid} in the store (another key sealed it): set the key that sealed it`)
+  }
+}
+
+/** Every key but the newest only verifies: the private halves of `retired` go. */
+async function deletePrivateHalves (store: AccountStore, retired: readonly SigningKeyRecord[]): Promise<void> {
+  for (const record of retired) {
+    if (record.privateKeyPem !== null) await store.replaceSigningKeyPrivateHalf(record.kid, record.privateKeyPem, null)
+  }
 }
 
 /**
@@ -58,36 +114,46 @@ export interface RotateOptions {
   /** EdDSA (Ed25519, the default) or ES256 (P-256). */
   algorithm?: SigningAlgorithm
   now?: Date
+  /** SIGNING_KEY_ENCRYPTION_KEY's sealer: the new key's private half is stored sealed. */
+  sealer?: Sealer
 }
 
 /**
  * Adds a new signing key to the store and returns it. Every instance signs with
  * it once it reloads its keys (on a timer, SIGNING_KEY_RELOAD_INTERVAL, or at
  * once when a token names its kid); older keys keep verifying until the tokens
- * they signed have expired. The admin command `account-service keys rotate`
+ * they signed have expired (from their public halves: the private halves of the
+ * older keys are deleted here). The admin command `account-service keys rotate`
  * calls this.
  */
-export async function rotateSigningKey (store: AccountStore, { algorithm = 'EdDSA', now = new Date() }: RotateOptions = {}): Promise<StoredSigningKey> {
+export async function rotateSigningKey (store: AccountStore, { algorithm = 'EdDSA', now = new Date(), sealer }: RotateOptions = {}): Promise<StoredSigningKey> {
   const generated = algorithm === 'EdDSA'
     ? generateKeyPairSync('ed25519').privateKey
     : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
-  const newest = (await store.listSigningKeys()).at(-1)
+  const older = await store.listSigningKeys()
+  const newest = older.at(-1)
   // Keys are ordered by creation time: the new key must come strictly after the current newest.
   const createdAt = newest !== undefined && newest.createdAt >= now ? new Date(newest.createdAt.getTime() + 1) : now
   const key = { ...describeKey(generated), createdAt }
-  await store.addSigningKey({ ...recordOf(key), createdAt })
+  await store.addSigningKey({ ...recordOf(key, sealer), createdAt })
+  await deletePrivateHalves(store, older)
   return key
 }
 
 function describeKey (privateKey: KeyObject): SigningKey {
-  const algorithm = algorithmOf(privateKey)
-  const publicKey = createPublicKey(privateKey)
+  return {
+    ...describePublicKey(createPublicKey(privateKey)),
+    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
+  }
+}
+
+function describePublicKey (publicKey: KeyObject): PublicKeyDescription {
+  const algorithm = algorithmOf(publicKey)
   const jwk = publicKey.export({ format: 'jwk' })
   const kid = thumbprint(jwk)
   return {
     kid,
     algorithm,
-    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
     publicKeyPem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
     publicJwk: { kty: String(jwk.kty), crv: String(jwk.crv), x: String(jwk.x), ...(jwk.y === undefined ? {} : { y: jwk.y }), kid, alg: algorithm, use: 'sig' }
   }
@@ -107,6 +173,8 @@ function thumbprint (jwk: JsonWebKey): string {
   return createHash('sha256').update(JSON.stringify(members)).digest('base64url')
 }
 
-function recordOf (key: SigningKey): Omit<SigningKeyRecord, 'createdAt'> {
-  return { kid: key.kid, algorithm: key.algorithm, publicKeyPem: key.publicKeyPem, privateKeyPem: key.privateKeyPem }
+/** The row of a key; with a sealer its private half is sealed, the kid as associated data (a sealed half moved to another row does not open). */
+function recordOf (key: SigningKey, sealer: Sealer | undefined): Omit<SigningKeyRecord, 'createdAt'> {
+  const privateKeyPem = sealer === undefined ? key.privateKeyPem : sealer.seal(key.privateKeyPem, key.kid)
+  return { kid: key.kid, algorithm: key.algorithm, publicKeyPem: key.publicKeyPem, privateKeyPem }
 }

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import packageJson from '../../package.json' with { type: 'json' }
 
 // `npm run test:sea` builds the executable (about 15 s and 110 MB) and runs this; plain `npm test` skips it.
 const EXECUTABLE = fileURLToPath(new URL('../../build/account-service', import.meta.url))
 
-t.test('the single executable serves a register and a login from an empty folder, without Node or node_modules', {
+t.test('the single executable serves a register, a login and a refresh from an empty folder, without Node or node_modules', {
   skip: process.env.SEA_TEST === '1' ? false : 'the single executable is tested by `npm run test:sea` (SEA_TEST=1)'
 }, async (t) => {
   t.ok(existsSync(EXECUTABLE), 'build/account-service exists (npm run build:sea)')
@@ -19,8 +20,9 @@ t.test('the single executable serves a register and a login from an empty folder
   mkdirSync(scratch)
   copyFileSync(EXECUTABLE, join(folder, 'account-service'))
 
-  // No PATH (so no node), no node_modules: only the file, in a folder of its own.
-  const child = spawn('./account-service', [], { cwd: folder, env: { PORT: '0', NODE_ENV: 'production', TMPDIR: scratch }, stdio: ['ignore', 'pipe', 'pipe'] })
+  // No PATH (so no node), no node_modules: only the file, in a folder of its own. DOCS=true
+  // because production hides /docs by default, and the test checks the bundled docs assets.
+  const child = spawn('./account-service', [], { cwd: folder, env: { PORT: '0', NODE_ENV: 'production', DOCS: 'true', TMPDIR: scratch }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.on('data', (chunk) => { output += chunk })
   child.stderr.on('data', (chunk) => { output += chunk })
@@ -39,8 +41,19 @@ t.test('the single executable serves a register and a login from an empty folder
   const login = await post('/auth/login', { email: 'ada@example.com', password: 'analytical engine' })
   t.equal(login.status, 200)
   t.equal((await login.json()).user.email, 'ada@example.com')
+  const refreshToken = (response: Response) => /^refreshToken=([^;]+)/.exec(response.headers.getSetCookie().find(cookie => cookie.startsWith('refreshToken=')) ?? '')?.[1]
+  const refreshed = await fetch(`${baseUrl}/auth/refresh-token`, { method: 'POST', headers: { cookie: `refreshToken=${refreshToken(login)}` } })
+  t.equal(refreshed.status, 200, 'the refresh token is taken')
+  t.ok(refreshToken(refreshed), 'and rotated')
   t.equal((await fetch(`${baseUrl}/ready`)).status, 200, 'migrations applied')
   t.equal((await fetch(`${baseUrl}/docs/static/swagger-ui.css`)).status, 200, 'the docs UI files are there')
+  const resetPage = await fetch(`${baseUrl}/reset-password`)
+  t.equal(resetPage.status, 200, 'the pages are served (PAGES is on by default)')
+  t.match(await resetPage.text(), /<script type="module" src="\/assets\/reset-password\.js"><\/script>/)
+  t.equal((await fetch(`${baseUrl}/assets/account.js`)).status, 200, 'and their scripts, embedded')
+  const qrcode = await fetch(`${baseUrl}/assets/qrcode.js`)
+  t.equal(qrcode.status, 200, 'the console\'s QR code drawer too (from node_modules, embedded)')
+  t.match(await qrcode.text(), /export default qrcode/)
   t.ok(existsSync(join(folder, 'data', 'accounts.db')), 'the default store is created beside it')
   t.notMatch(output, /Warning/, 'no warning at start')
 
@@ -53,4 +66,9 @@ t.test('the single executable serves a register and a login from an empty folder
   t.equal(admin.status, 0, admin.stderr)
   t.equal(JSON.parse(admin.stdout).username, 'ada', 'with arguments it is the admin CLI')
   t.same(readdirSync(scratch), [])
+
+  // It embeds the pinned Node 24 LTS (scripts/node-runtime.mjs), whatever Node built it.
+  const version = spawnSync('./account-service', ['--version'], { cwd: folder, env: { TMPDIR: scratch }, encoding: 'utf8', timeout: 20_000 })
+  t.equal(version.status, 0, version.stderr)
+  t.match(version.stdout, new RegExp(`^account-service ${packageJson.version.replaceAll('.', '\\.')} \\(Node v24\\.\\d+\\.\\d+\\)\n$`), 'it runs on Node 24 and says so')
 })

@@ -4,7 +4,7 @@ import { ARGON2ID_OPTIONS } from '../../plugins/app/passwords.js'
 import { createHashingPool } from '../../src/passwords/hashing-pool.js'
 
 test('the hashing pool hashes and verifies on its threads, more tasks than threads', async (t) => {
-  const pool = createHashingPool(2)
+  const pool = createHashingPool({ size: 2 })
   t.teardown(() => pool.close())
   const hashes = await Promise.all(['one password', 'two password', 'three password'].map((password) =>
     pool.run({ op: 'hash', password, options: ARGON2ID_OPTIONS })))
@@ -18,7 +18,7 @@ test('the hashing pool hashes and verifies on its threads, more tasks than threa
 test('hashing threads run at the lowest CPU priority', { skip: process.platform !== 'linux' && 'thread priorities read from /proc' }, async (t) => {
   const niceOf = (thread: string) => Number(readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').split(') ')[1].split(' ')[16])
   const before = new Set(readdirSync('/proc/self/task'))
-  const pool = createHashingPool(2)
+  const pool = createHashingPool({ size: 2 })
   t.teardown(() => pool.close())
   await Promise.all([1, 2].map(() => pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS })))
   const lowered = readdirSync('/proc/self/task').filter((thread) => !before.has(thread) && niceOf(thread) === 19)
@@ -27,13 +27,13 @@ test('hashing threads run at the lowest CPU priority', { skip: process.platform 
 })
 
 test('a closed pool refuses work', async (t) => {
-  const pool = createHashingPool(1)
+  const pool = createHashingPool({ size: 1 })
   await pool.close()
   await t.rejects(pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS }), /closed/)
 })
 
 test('closing the pool lets the work it took finish', async (t) => {
-  const pool = createHashingPool(1)
+  const pool = createHashingPool({ size: 1 })
   // More tasks than threads: one runs, two wait in the queue when close() is called.
   const taken = ['one', 'two', 'three'].map((password) => pool.run({ op: 'hash', password, options: ARGON2ID_OPTIONS }))
   await pool.close()

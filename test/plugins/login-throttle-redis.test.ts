@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
-import { REDIS_FAILURES_NAMESPACE, redisFailureStore } from '../../plugins/app/login-throttle.js'
+import { REDIS_FAILURES_NAMESPACE, redisFailureStore, type LockoutPolicy } from '../../plugins/app/login-throttle.js'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
@@ -38,22 +38,29 @@ function warningsLog () {
   return { log, warnings }
 }
 
-t.test('the Redis failure store counts atomically, expires, and deletes', { skip }, async (t) => {
+const policy: LockoutPolicy = { threshold: 3, firstMs: 1000, maxMs: 4000 }
+
+t.test('the Redis failure store reserves atomically, refuses while locked, expires, and deletes', { skip }, async (t) => {
   const { redis, keyPrefix } = await redisClient(t)
   const store = redisFailureStore(redis, warningsLog().log)
   const now = Date.now()
   t.equal(await store.get('login:nobody'), undefined)
-  t.same(await store.increment('login:a', now, 60_000), { count: 1, lastFailureAt: now })
-  t.same(await store.increment('login:a', now + 5, 60_000), { count: 2, lastFailureAt: now + 5 })
+  t.same(await store.reserve('login:a', now, 60_000, policy), { reserved: true, count: 1 })
+  t.same(await store.reserve('login:a', now + 5, 60_000, policy), { reserved: true, count: 2 })
   t.same(await store.get('login:a'), { count: 2, lastFailureAt: now + 5 })
   const ttl = await redis.pttl(`${REDIS_FAILURES_NAMESPACE}login:a`)
   t.ok(ttl > 55_000 && ttl <= 60_000, `the key expires with its time (pttl ${ttl})`)
   t.same(await redis.keys(`${keyPrefix}*`), [`${keyPrefix}${REDIS_FAILURES_NAMESPACE}login:a`], 'one key, under the prefix')
+  t.same(await store.reserve('login:a', now + 6, 60_000, policy), { reserved: true, count: 3 })
+  t.same(await store.reserve('login:a', now + 7, 60_000, policy), { reserved: false, lockedUntil: now + 1006 }, 'locked: refused, not counted')
+  await store.release('login:a')
+  t.same(await store.get('login:a'), { count: 2, lastFailureAt: now + 6 }, 'a released attempt is given back')
 
-  await Promise.all(Array.from({ length: 50 }, () => store.increment('login:parallel', Date.now(), 60_000)))
-  t.equal((await store.get('login:parallel'))?.count, 50, 'parallel failures are all counted')
+  const results = await Promise.all(Array.from({ length: 50 }, () => store.reserve('login:parallel', Date.now(), 60_000, policy)))
+  t.equal(results.filter(result => result.reserved).length, 3, 'of 50 parallel attempts, exactly the threshold is reserved')
+  t.equal((await store.get('login:parallel'))?.count, 3)
 
-  await store.increment('login:short', Date.now(), 50)
+  await store.reserve('login:short', Date.now(), 50, policy)
   await new Promise(resolve => setTimeout(resolve, 120))
   t.equal(await store.get('login:short'), undefined, 'forgotten after its time')
   await store.delete('login:a')
@@ -102,7 +109,7 @@ t.test('a Redis that does not answer: the throttle fails open, with one warning'
   const { log, warnings } = warningsLog()
   const store = redisFailureStore(redis, log)
   t.equal(await store.get('login:a'), undefined, 'nothing is locked')
-  t.same(await store.increment('login:a', 1000, 60_000), { count: 0, lastFailureAt: 1000 })
+  t.same(await store.reserve('login:a', 1000, 60_000, policy), { reserved: true, count: 0 }, 'reserved without counting')
   await store.delete('login:a')
   t.same(warnings, ['Redis unavailable: failed logins are not counted and no account is locked until it answers'], 'warned once for the outage')
 

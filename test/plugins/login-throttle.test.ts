@@ -1,23 +1,40 @@
 import t from 'tap'
-import { memoryFailureStore } from '../../plugins/app/login-throttle.js'
+import { lockedUntil, memoryFailureStore, type LockoutPolicy } from '../../plugins/app/login-throttle.js'
 
-t.test('the in-memory failure store counts, forgets after its time, and evicts the stalest key when full', async (t) => {
+const policy: LockoutPolicy = { threshold: 3, firstMs: 1000, maxMs: 4000 }
+
+t.test('lockedUntil: locked from the threshold on, doubling per further failure up to the maximum', async (t) => {
+  t.equal(lockedUntil({ count: 2, lastFailureAt: 100 }, policy), 0)
+  t.equal(lockedUntil({ count: 3, lastFailureAt: 100 }, policy), 1100)
+  t.equal(lockedUntil({ count: 4, lastFailureAt: 100 }, policy), 2100)
+  t.equal(lockedUntil({ count: 9, lastFailureAt: 100 }, policy), 4100)
+})
+
+t.test('the in-memory failure store reserves, refuses while locked, forgets after its time, and evicts the stalest key when full', async (t) => {
   const store = memoryFailureStore(2)
   const now = Date.now()
-  t.same(await store.increment('a', now, 60_000), { count: 1, lastFailureAt: now })
-  t.same(await store.increment('a', now + 5, 60_000), { count: 2, lastFailureAt: now + 5 })
-  t.same(await store.increment('gone', now - 120_000, 1000), { count: 1, lastFailureAt: now - 120_000 })
+  t.same(await store.reserve('a', now, 60_000, policy), { reserved: true, count: 1 })
+  t.same(await store.reserve('a', now + 5, 60_000, policy), { reserved: true, count: 2 })
+  t.same(await store.reserve('a', now + 6, 60_000, policy), { reserved: true, count: 3 })
+  t.same(await store.reserve('a', now + 7, 60_000, policy), { reserved: false, lockedUntil: now + 1006 }, 'locked: nothing more is counted')
+  t.same(await store.get('a'), { count: 3, lastFailureAt: now + 6 })
+  t.same(await store.reserve('a', now + 1006, 60_000, policy), { reserved: true, count: 4 }, 'the lockout over, one more attempt')
+  await store.release('a')
+  t.same(await store.get('a'), { count: 3, lastFailureAt: now + 1006 }, 'released: the attempt was not judged')
+
+  await store.reserve('gone', now - 120_000, 1000, policy)
   t.equal(await store.get('gone'), undefined, 'expired')
-  await store.increment('b', now, 60_000)
-  await store.increment('c', now, 60_000)
+  await store.reserve('b', now, 60_000, policy)
+  await store.reserve('c', now, 60_000, policy)
   t.equal(await store.get('a'), undefined, 'the stalest key was evicted')
   t.same(await store.get('c'), { count: 1, lastFailureAt: now })
   await store.delete('c')
   t.equal(await store.get('c'), undefined)
 })
 
-t.test('parallel failures are all counted', async (t) => {
+t.test('parallel reservations: exactly the threshold is reserved, the rest refused', async (t) => {
   const store = memoryFailureStore()
-  await Promise.all(Array.from({ length: 50 }, () => store.increment('account', Date.now(), 60_000)))
-  t.equal((await store.get('account'))?.count, 50)
+  const results = await Promise.all(Array.from({ length: 50 }, () => store.reserve('account', Date.now(), 60_000, policy)))
+  t.equal(results.filter(result => result.reserved).length, 3)
+  t.equal((await store.get('account'))?.count, 3)
 })

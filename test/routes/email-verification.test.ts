@@ -18,7 +18,7 @@ for (const variant of ['header', 'cookie'] as const) {
     t.equal(before.email_verified, false)
     const expected: Record<string, unknown> = { id: session.user.id, first_name: 'Ada', last_name: 'Lovelace', email: session.user.email, email_verified: false }
     if (variant === 'cookie') expected.username = session.user.body.username
-    t.same(Object.keys(before).sort(), [...Object.keys(expected), 'created_at'].sort(), 'the user\'s own fields plus email_verified and created_at')
+    t.same(Object.keys(before).sort(), [...Object.keys(expected), 'created_at', 'mfa'].sort(), 'the user\'s own fields plus email_verified, created_at and mfa')
     t.match(before, expected)
     t.ok(Math.abs(Date.parse(before.created_at) - Date.now()) < 60_000, 'created_at is an ISO time of now')
 

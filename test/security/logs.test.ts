@@ -46,3 +46,22 @@ t.test('any logged object has its password and token fields redacted', async (t)
   for (const secret of ['hunter2 secret', 'opaque-secret', 'jwt-secret']) t.notOk(log.includes(secret), `${secret} redacted`)
   t.match(log, /a@example\.com/, 'the rest stays')
 })
+
+t.test('a token in a query string never reaches the log (the logged URL has no query)', async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(chunk.toString()); done() } })
+  const config = testConfig({ API_VARIANT: 'cookie', LOG_LEVEL: 'info' })
+  const options = serverOptions(config)
+  const server = Fastify({ ...options, logger: { ...(options.logger as object), stream } })
+  await server.register(fp(app), { config })
+  t.teardown(() => server.close())
+
+  // A mailed link opened against the API, a known route and an unknown one.
+  await server.inject({ method: 'GET', url: '/health?token=secret-reset-token' })
+  await server.inject({ method: 'GET', url: '/reset-password?token=secret-verify-token&x=1' })
+  const log = lines.join('')
+  t.match(log, /"url":"\/health"/, 'the path is logged')
+  t.match(log, /"url":"\/reset-password"/, 'the unknown path is logged too')
+  t.notOk(log.includes('secret-reset-token'), 'no token of a known route in the log')
+  t.notOk(log.includes('secret-verify-token'), 'no token of an unknown route in the log')
+})

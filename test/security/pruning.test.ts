@@ -39,3 +39,23 @@ t.test('pruning runs in the background on REFRESH_TOKEN_PRUNE_INTERVAL, and a re
   const replay = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: tokens[0] } })
   t.equal(replay.statusCode, 401)
 })
+
+t.test('mail sent or given up over a week ago is pruned in the background; recent and pending mail stays', async (t) => {
+  const server = await build(t, { variant, env: { REFRESH_TOKEN_PRUNE_INTERVAL: '1s' } })
+  const { store } = server
+  await server.mailer.idle() // the worker's first round, at start, is over: it looks again only in 5 s
+  const now = new Date()
+  for (const subject of ['sent long ago', 'given up long ago', 'sent just now', 'pending']) {
+    await store.enqueueMail({ to: 'ada@example.com', subject, text: 'a link' }, now)
+  }
+  // Claimed here, with a lease far ahead, so the service's own worker leaves them to this test.
+  const [old, failed, recent] = await store.claimMails(now, new Date(now.getTime() + 3_600_000), 4)
+  const eightDaysAgo = new Date(now.getTime() - 8 * 86400_000)
+  await store.markMailSent(old.id, eightDaysAgo)
+  await store.markMailFailed(failed.id, eightDaysAgo, 'refused')
+  await store.markMailSent(recent.id, now)
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  t.equal(await store.pruneMails(new Date(now.getTime() - 86400_000), 100), 0, 'the week-old ones are gone already')
+  t.equal(await store.pruneMails(new Date(now.getTime() + 1000), 100), 1, 'the one sent just now was kept')
+  t.equal(await store.countPendingMails(), 1, 'a pending mail is never pruned')
+})

@@ -39,7 +39,8 @@ t.test('failed logins lock the account from every address, the right password in
   }
   const locked = await login(server, user.email.toUpperCase(), user.password, '10.0.2.1')
   assertError(t, locked, 429, 'RATE_LIMITED')
-  t.equal(locked.headers['retry-after'], '30')
+  // 30 s from the third failure, which may be a second ago on a loaded machine.
+  t.ok(['29', '30'].includes(String(locked.headers['retry-after'])), `Retry-After is the lockout: ${locked.headers['retry-after']}`)
   const other = await registerUser(server, 'cookie')
   t.equal((await login(server, other.email, other.password, '10.0.2.1')).statusCode, 200)
 })

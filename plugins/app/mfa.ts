@@ -1,0 +1,167 @@
+import fp from 'fastify-plugin'
+import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
+import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../src/errors.js'
+import { hashRecoveryCode, newRecoveryCodes } from '../../src/mfa/recovery-codes.js'
+import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../src/mfa/totp.js'
+import { createSealer, isSealed } from '../../src/secrets/sealing.js'
+import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
+import type { Actor } from './account.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    mfa: Mfa
+  }
+}
+
+/** Wrong codes one mfa_token takes before it is void (the account lockout counts them too). */
+export const MFA_MAX_FAILURES = 5
+
+export interface MfaStatus {
+  /** TOTP is confirmed: a login asks for a code. */
+  totp: boolean
+  /** The user has at least one passkey (a whole login of its own, plugins/app/passkeys.ts). */
+  passkeys: boolean
+  recoveryCodesLeft: number
+}
+
+/** How a code tried at the second step of a login ended; `method` says what kind of code it was. */
+export type MfaVerdict = MfaAttempt & { method: 'totp' | 'recovery_code' }
+
+export interface Mfa {
+  /**
+   * A new TOTP secret and its otpauth:// URL, inactive until confirmed; it replaces one not yet
+   * confirmed. 403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE; 409 TOTP_ALREADY_ENABLED.
+   */
+  beginTotp (actor: Actor): Promise<{ secret: string, otpauthUrl: string }>
+  /** Turns TOTP on with a current code (400 INVALID_MFA_CODE otherwise); returns the recovery codes, shown once. */
+  confirmTotp (actor: Actor, code: string): Promise<string[]>
+  /** Turns TOTP off, recovery codes with it (fresh session needed). Idempotent. */
+  disableTotp (actor: Actor): Promise<void>
+  /** A new set of recovery codes, the old one void (fresh session needed); 409 TOTP_NOT_ENABLED without TOTP. */
+  renewRecoveryCodes (actor: Actor): Promise<string[]>
+  status (userId: number): Promise<MfaStatus>
+  /** Whether a login of the user, after the right password, needs a second step. */
+  isRequired (userId: number): Promise<boolean>
+  /** A new mfa_token for the second step of the user's login (only its hash is stored), valid MFA_TOKEN_TTL. */
+  challenge (userId: number): Promise<string>
+  /** The challenge of an mfa_token while it may still be tried (unused, unexpired, not void); else undefined. */
+  openChallenge (mfaToken: string): Promise<MfaChallengeRecord | undefined>
+  /** Tries a TOTP or recovery code against the challenge, atomically (see AccountStore.attemptMfaChallenge). */
+  attempt (mfaToken: string, userId: number, code: string): Promise<MfaVerdict>
+}
+
+export interface MfaOptions {
+  /** The issuer an authenticator app shows beside the account (JWT_ISSUER). */
+  issuer: string
+  mfaTokenTtlSeconds: number
+  /** SIGNING_KEY_ENCRYPTION_KEY: TOTP secrets are sealed with it at rest, as the signing keys are. */
+  signingKeyEncryptionKey?: Buffer
+}
+
+/** A TOTP secret whose sealed form the configured key cannot open (or there is no key): a 500, logged. */
+class TotpSecretUnavailableError extends Error {}
+
+/**
+ * The second factor: TOTP (RFC 6238) with single-use recovery codes. Secrets are sealed with
+ * SIGNING_KEY_ENCRYPTION_KEY when it is set (src/secrets/sealing.ts, bound to the user id);
+ * recovery codes and mfa_tokens are stored only as hashes. The login's second step, under the
+ * account lockout, is authentication.completeMfaLogin.
+ */
+export default fp<MfaOptions>(async (fastify, options) => {
+  const { store, sessions, securityEvents } = fastify
+  const sealer = options.signingKeyEncryptionKey === undefined ? undefined : createSealer(options.signingKeyEncryptionKey)
+  const ttlMs = options.mfaTokenTtlSeconds * 1000
+  // The owner as associated data: a sealed secret copied onto another user's row does not open.
+  const sealedFor = (userId: number) => `totp:${userId}`
+
+  function openSecret (record: TotpRecord): string {
+    if (!isSealed(record.secret)) return record.secret
+    if (sealer === undefined) throw new TotpSecretUnavailableError(`the TOTP secret of user ${record.userId} is sealed, but SIGNING_KEY_ENCRYPTION_KEY is not set`)
+    try {
+      return sealer.open(record.secret, sealedFor(record.userId))
+    } catch (error) {
+      throw new TotpSecretUnavailableError(`SIGNING_KEY_ENCRYPTION_KEY does not open the TOTP secret of user ${record.userId}`, { cause: error })
+    }
+  }
+
+  /** What a code proves, for the store to consume: a TOTP step in the drift window, or a recovery code; null: nothing. */
+  async function proofOf (userId: number, code: string, now: number): Promise<MfaProof | null> {
+    if (asTotpCode(code) === undefined) return code.trim() === '' ? null : { recoveryCodeHash: hashRecoveryCode(userId, code) }
+    const totp = await store.findTotp(userId)
+    if (totp?.confirmedAt == null) return null
+    const step = matchingStep(openSecret(totp), code, now)
+    return step === undefined ? null : { totpStep: step }
+  }
+
+  const isConfirmed = (totp: TotpRecord | undefined) => totp !== undefined && totp.confirmedAt !== null
+  const hashesOf = (userId: number, codes: string[]) => codes.map(code => hashRecoveryCode(userId, code))
+
+  const mfa: Mfa = {
+    async beginTotp ({ user, sessionId }) {
+      await sessions.requireFresh(sessionId)
+      const secret = newTotpSecret()
+      const stored = sealer === undefined ? secret : sealer.seal(secret, sealedFor(user.id))
+      if (!await store.saveTotpSecret(user.id, stored, new Date())) throw new TotpAlreadyEnabledError()
+      return { secret, otpauthUrl: otpauthUrl(secret, options.issuer, user.email) }
+    },
+
+    async confirmTotp ({ user, sessionId, client }, code) {
+      const totp = await store.findTotp(user.id)
+      if (totp === undefined || totp.confirmedAt !== null) throw new TotpSetupNotStartedError()
+      const step = matchingStep(openSecret(totp), code, Date.now())
+      if (step === undefined) throw new InvalidMfaSetupCodeError()
+      const recoveryCodes = newRecoveryCodes()
+      // The confirming code's step counts as used: it cannot also pass a login's second step.
+      if (!await store.confirmTotp(user.id, step, hashesOf(user.id, recoveryCodes), new Date())) throw new TotpSetupNotStartedError()
+      await securityEvents.record('mfa_enabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
+      return recoveryCodes
+    },
+
+    async disableTotp ({ user, sessionId, client }) {
+      await sessions.requireFresh(sessionId)
+      const wasConfirmed = isConfirmed(await store.findTotp(user.id))
+      if (await store.deleteTotp(user.id) && wasConfirmed) {
+        await securityEvents.record('mfa_disabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
+      }
+    },
+
+    async renewRecoveryCodes ({ user, sessionId, client }) {
+      await sessions.requireFresh(sessionId)
+      const recoveryCodes = newRecoveryCodes()
+      if (!await store.replaceRecoveryCodes(user.id, hashesOf(user.id, recoveryCodes), new Date())) throw new TotpNotEnabledError()
+      await securityEvents.record('recovery_codes_renewed', client, { userId: user.id, sessionId })
+      return recoveryCodes
+    },
+
+    async status (userId) {
+      const totp = isConfirmed(await store.findTotp(userId))
+      const passkeys = (await store.listPasskeys(userId)).length > 0
+      return { totp, passkeys, recoveryCodesLeft: totp ? await store.countRecoveryCodes(userId) : 0 }
+    },
+
+    async isRequired (userId) {
+      return isConfirmed(await store.findTotp(userId))
+    },
+
+    async challenge (userId) {
+      const mfaToken = newOneTimeToken()
+      const now = new Date()
+      await store.createMfaChallenge({ tokenHash: hashOneTimeToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
+      return mfaToken
+    },
+
+    async openChallenge (mfaToken) {
+      const challenge = await store.findMfaChallenge(hashOneTimeToken(mfaToken))
+      if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt.getTime() <= Date.now() || challenge.failures >= MFA_MAX_FAILURES) return undefined
+      return challenge
+    },
+
+    async attempt (mfaToken, userId, code) {
+      const now = Date.now()
+      const proof = await proofOf(userId, code, now)
+      const attempt = await store.attemptMfaChallenge(hashOneTimeToken(mfaToken), proof, new Date(now), MFA_MAX_FAILURES)
+      return { ...attempt, method: asTotpCode(code) === undefined ? 'recovery_code' : 'totp' }
+    }
+  }
+  fastify.decorate('mfa', mfa)
+}, { name: 'mfa', dependencies: ['store', 'sessions', 'security-events'] })

@@ -1,0 +1,114 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import type { Actor } from '../../plugins/app/account.js'
+import { clientAddressKey } from '../../src/client-address.js'
+import type { Config, Variant } from '../../src/config.js'
+import { LoginResponse } from '../../src/schemas/auth.js'
+import { errorResponses } from '../../src/schemas/errors.js'
+import { MfaVerifyBody, RecoveryCodesResponse, TotpConfirmBody, TotpSetupResponse } from '../../src/schemas/mfa.js'
+import { clientOf } from '../client.js'
+import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { limitEach, perUser } from '../rate-limits.js'
+import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
+import { answerLogin } from './login-answer.js'
+
+export interface MfaRoutesOptions {
+  variant: Variant
+  transport: TokenTransport
+  rateLimit: Config['rateLimit']
+}
+
+const FRESH = 'Needs a recent password proof (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE: POST /auth/reauthenticate first).'
+
+/** The second factor: TOTP setup and removal, recovery codes, and the second step of a login. */
+const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+  const { store, mfa, authentication } = fastify
+  const signedIn = requireAccessToken(transport, fastify.accessTokens, store)
+  const actorOf = async (request: FastifyRequest): Promise<Actor> =>
+    ({ user: await signedInUser(store, request), sessionId: claimsOf(request).sessionId, client: clientOf(request) })
+
+  fastify.post('/mfa/totp', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Start TOTP: a new secret and its otpauth:// URL, inactive until confirmed',
+      description: `Calling it again replaces a secret not yet confirmed; 409 TOTP_ALREADY_ENABLED once one is. ${FRESH}`,
+      response: { 200: TotpSetupResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('totp-setup', rateLimit)])
+  }, async (request) => {
+    const { secret, otpauthUrl } = await mfa.beginTotp(await actorOf(request))
+    return { secret, otpauth_url: otpauthUrl }
+  })
+
+  fastify.post('/mfa/totp/confirm', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Turn TOTP on with a current code of the new secret; answers the ten recovery codes, shown this once',
+      description: 'A wrong code is 400 INVALID_MFA_CODE; 409 TOTP_SETUP_NOT_STARTED when no secret waits for confirmation.',
+      body: TotpConfirmBody,
+      response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('totp-confirm', rateLimit)])
+  }, async (request) => {
+    return { recovery_codes: await mfa.confirmTotp(await actorOf(request), request.body.code) }
+  })
+
+  fastify.delete('/mfa/totp', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Turn TOTP off; the recovery codes go with it (idempotent)',
+      description: FRESH,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('totp-delete', rateLimit)])
+  }, async (request, reply) => {
+    await mfa.disableTotp(await actorOf(request))
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/mfa/recovery-codes', {
+    schema: {
+      security: transport.security.access,
+      summary: 'A new set of ten recovery codes; the old set is void',
+      description: `409 TOTP_NOT_ENABLED without TOTP. ${FRESH}`,
+      response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('recovery-codes', rateLimit)])
+  }, async (request) => {
+    return { recovery_codes: await mfa.renewRecoveryCodes(await actorOf(request)) }
+  })
+
+  // The account an mfa_token is for, found before the limits count the request (per account).
+  const challengedUsers = new WeakMap<FastifyRequest, string>()
+  fastify.post('/mfa/verify', {
+    schema: {
+      security: NO_CREDENTIALS,
+      summary: 'The second step of a login: the mfa_token of the 403 MFA_REQUIRED answer and a TOTP or recovery code',
+      description: 'Answers exactly as POST /auth/login does. 401 INVALID_MFA_CODE for a wrong, replayed or used code ' +
+        '(each counts toward the account lockout, as a wrong password does); after 5 the mfa_token is void. ' +
+        '401 INVALID_MFA_TOKEN for a token unknown, used, expired (MFA_TOKEN_TTL) or void: log in again.',
+      body: MfaVerifyBody,
+      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
+    },
+    preHandler: [
+      async (request) => {
+        const challenge = await mfa.openChallenge((request.body as { mfa_token: string }).mfa_token)
+        if (challenge !== undefined) challengedUsers.set(request, String(challenge.userId))
+      },
+      // Per client address as logins are (RATE_LIMIT_LOGIN_MAX), and per account (RATE_LIMIT_ACCOUNT_MAX).
+      ...limitEach(fastify, rateLimit, [
+        { name: 'mfa-verify:ip', max: rateLimit.loginMax, key: clientAddressKey },
+        { name: 'mfa-verify:account', max: rateLimit.accountMax, key: (request) => challengedUsers.get(request) }
+      ])
+    ]
+  }, async (request, reply) => {
+    return answerLogin(reply, transport, variant, await authentication.completeMfaLogin(request.body.mfa_token, request.body.code, clientOf(request)))
+  })
+}
+
+export default mfaRoutes

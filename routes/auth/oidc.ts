@@ -1,0 +1,183 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply } from 'fastify'
+import { SignInRefusedError } from '../../plugins/app/identities.js'
+import type { Config, Variant } from '../../src/config.js'
+import { InvalidRedirectError, mfaRequired } from '../../src/errors.js'
+import { landingPage } from '../../src/oidc/landing-page.js'
+import { redirectTarget } from '../../src/oidc/redirect-target.js'
+import { STATE_COOKIE, STATE_TTL_SECONDS } from '../../src/oidc/state-cookie.js'
+import { LoginResponse } from '../../src/schemas/auth.js'
+import { errorResponses } from '../../src/schemas/errors.js'
+import { LoginRefusedResponse } from '../../src/schemas/mfa.js'
+import { CallbackQuery, ExchangeBody, IdentitiesResponse, ProviderParams, ProvidersResponse, SignInQuery } from '../../src/schemas/oidc.js'
+import { presentUser } from '../../src/schemas/users.js'
+import { clientOf } from '../client.js'
+import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { limitEach, perUser } from '../rate-limits.js'
+import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
+
+export interface OidcRoutesOptions {
+  variant: Variant
+  transport: TokenTransport
+  /** Where the variant is mounted: the callback URL registered at the provider includes it. */
+  mountPrefix: string
+  config: Config
+}
+
+/** Where the browser goes after a sign-in without redirect_to: the account console. */
+const DEFAULT_REDIRECT = '/account'
+/** A provider's error code as sent back in #error=: RFC 6749 codes are [a-z_]; anything else is cut to that. */
+const errorCode = (value: string) => value.replace(/[^a-z_]/g, '').slice(0, 64) || 'server_error'
+
+/**
+ * Sign-in with an OpenID Connect provider (issue 17), and the identities a user has linked.
+ * Cookie variant: the callback sets the session cookies and moves on through a page of ours (the
+ * same-site step). Header variant: the callback sends `#code=` to redirect_to, and
+ * POST /auth/oidc/exchange turns it into the login answer.
+ */
+const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify, { variant, transport, mountPrefix, config }) => {
+  const { oidc, identities, store } = fastify
+  const publicUrl = config.mail.publicUrl
+  const callbackPath = (provider: string) => `${mountPrefix}/auth/oidc/${provider}/callback`
+  const stateCookie = (provider: string) => ({ httpOnly: true, secure: config.cookieSecure, sameSite: 'lax' as const, path: callbackPath(provider) })
+  const perAddress = { rateLimit: { max: config.rateLimit.loginMax } }
+  /** The browser back at the sign-in's target with our fragment (a code, an error). */
+  const sendBack = (reply: FastifyReply, target: string, fragment: Record<string, string>) =>
+    reply.redirect(`${target}#${new URLSearchParams(fragment).toString()}`, 303)
+
+  fastify.get('/oidc/providers', {
+    schema: {
+      security: NO_CREDENTIALS,
+      summary: 'The providers one can sign in with, for the "Sign in with <label>" buttons',
+      response: { 200: ProvidersResponse, ...errorResponses(500) }
+    }
+  }, async () => ({ providers: oidc.providers() }))
+
+  fastify.get('/oidc/:provider', {
+    schema: {
+      security: NO_CREDENTIALS,
+      summary: 'Start signing in with a provider: redirects the browser to it',
+      description: `Authorization code flow with PKCE (S256), state and nonce, bound to this browser by a sealed, HttpOnly, SameSite=Lax cookie (${STATE_COOKIE}) on the callback's path, for ${STATE_TTL_SECONDS} seconds. redirect_to must be a path of ours or a URL under ALLOWED_ORIGINS, else 400 INVALID_REDIRECT.`,
+      params: ProviderParams,
+      querystring: SignInQuery,
+      response: { 302: Type.Null({ description: 'To the provider\'s authorization endpoint' }), ...errorResponses(400, 404, 429, 500, 503) }
+    },
+    config: perAddress
+  }, async (request, reply) => {
+    const { provider } = request.params
+    oidc.assertServed(provider)
+    const redirectTo = redirectTarget(request.query.redirect_to ?? DEFAULT_REDIRECT, config.allowedOrigins)
+    if (redirectTo === undefined) throw new InvalidRedirectError()
+    const { authorizationUrl, cookie } = await oidc.begin(provider, publicUrl + callbackPath(provider), redirectTo)
+    reply.setCookie(STATE_COOKIE, cookie, { ...stateCookie(provider), maxAge: STATE_TTL_SECONDS })
+    return reply.redirect(authorizationUrl.href, 302)
+  })
+
+  fastify.get('/oidc/:provider/callback', {
+    schema: {
+      security: NO_CREDENTIALS,
+      summary: 'Where the provider sends the browser back (register this URL at the provider)',
+      description: 'A missing, forged or expired state is 400 INVALID_STATE and sets nothing. Otherwise the browser goes back to redirect_to: with #error=<code> when the provider refused or its answer failed a check; ' +
+        (variant === 'cookie'
+          ? 'signed in, through a page of ours (200 text/html) that moves on by itself, so that the SameSite=Strict session cookies are sent on arrival.'
+          : 'with a one-time #code= (60 s) for POST /auth/oidc/exchange.'),
+      params: ProviderParams,
+      querystring: CallbackQuery,
+      response: {
+        200: Type.String({ description: 'text/html: the same-site step (cookie variant)' }),
+        303: Type.Null({ description: 'Back to redirect_to with #code= or #error=' }),
+        ...errorResponses(400, 404, 429, 500, 503)
+      }
+    },
+    config: perAddress
+  }, async (request, reply) => {
+    const { provider } = request.params
+    const pending = oidc.pending(provider, request.cookies[STATE_COOKIE], request.query.state)
+    // One use: the checks it holds are spent whatever happens next.
+    reply.clearCookie(STATE_COOKIE, stateCookie(provider))
+    if (request.query.error !== undefined) return sendBack(reply, pending.redirectTo, { error: errorCode(request.query.error) })
+
+    let claims
+    try {
+      const callbackUrl = new URL(publicUrl + callbackPath(provider))
+      callbackUrl.search = new URL(request.url, 'http://callback').search
+      claims = await oidc.complete(provider, callbackUrl, pending)
+    } catch (error) {
+      // The provider's answer failed a check (code exchange, ID token) or the provider is unreachable: back to the page.
+      request.log.warn({ err: error, provider }, 'provider sign-in failed')
+      return sendBack(reply, pending.redirectTo, { error: 'invalid_response' })
+    }
+    const client = clientOf(request)
+    let user
+    try {
+      user = await identities.accountFor(provider, claims, variant, client)
+    } catch (error) {
+      // The store's troubles (503) and our faults (500) answer as everywhere else.
+      if (!(error instanceof SignInRefusedError)) throw error
+      return sendBack(reply, pending.redirectTo, { error: error.reason })
+    }
+
+    // As a password login (403 EMAIL_NOT_VERIFIED): an address neither the provider nor a mailed link verified does not sign in.
+    if (config.requireEmailVerification && !user.emailVerified) return sendBack(reply, pending.redirectTo, { error: 'email_not_verified' })
+    if (variant === 'header') return sendBack(reply, pending.redirectTo, { code: await identities.issueLoginCode(user, provider) })
+    const outcome = await identities.signIn(user, provider, client)
+    // TOTP on: no cookie yet; the page asks for the code and sends it with the mfa_token to POST /auth/mfa/verify.
+    if (outcome.kind === 'second_factor') return sendBack(reply, pending.redirectTo, { mfa_token: outcome.mfaToken })
+    transport.deliver(reply, outcome.session)
+    return reply.type('text/html; charset=utf-8').send(landingPage(pending.redirectTo))
+  })
+
+  if (variant === 'header') {
+    fastify.post('/oidc/exchange', {
+      schema: {
+        security: NO_CREDENTIALS,
+        summary: 'Trade the one-time #code= of a provider sign-in for the login answer',
+        description: 'The code is single use and lives 60 seconds: a used, unknown or expired one is 400 INVALID_CODE. ' +
+          'An account with TOTP gets 403 MFA_REQUIRED with an `mfa_token` for POST /auth/mfa/verify.',
+        body: ExchangeBody,
+        response: { 200: LoginResponse.header, ...errorResponses(400, 413, 415, 429, 500, 503), 403: LoginRefusedResponse }
+      },
+      config: perAddress
+    }, async (request) => {
+      const { user, provider } = await identities.redeemLoginCode(request.body.code)
+      const outcome = await identities.signIn(user, provider, clientOf(request))
+      if (outcome.kind === 'second_factor') throw mfaRequired(outcome.mfaToken)
+      const { accessToken, refreshToken } = outcome.session
+      return { user: presentUser(user, 'header'), accessToken, refreshToken }
+    })
+  }
+
+  await fastify.register(async (signedIn) => {
+    signedIn.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
+
+    signedIn.get('/identities', {
+      schema: {
+        security: transport.security.access,
+        summary: 'The provider identities linked to the signed-in user',
+        response: { 200: IdentitiesResponse, ...errorResponses(401, 500, 503) }
+      }
+    }, async (request) => {
+      const linked = await identities.list(claimsOf(request).userId)
+      return { identities: linked.map(identity => ({ provider: identity.provider, email: identity.email, created_at: identity.createdAt.toISOString() })) }
+    })
+
+    signedIn.delete('/identities/:provider', {
+      schema: {
+        security: transport.security.access,
+        summary: 'Unlink a provider identity (needs a recent sign-in)',
+        description: '409 LAST_LOGIN_METHOD when no password and no other identity would be left to sign in with.',
+        params: ProviderParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
+      },
+      preHandler: limitEach(fastify, config.rateLimit, [perUser('unlink-identity', config.rateLimit)])
+    }, async (request, reply) => {
+      const user = await signedInUser(store, request)
+      const { provider } = request.params as { provider: string }
+      await identities.unlink({ user, sessionId: claimsOf(request).sessionId, client: clientOf(request) }, provider)
+      return reply.code(204).send(null)
+    })
+  })
+}
+
+export default oidcRoutes

@@ -1,0 +1,141 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { Type } from '@sinclair/typebox'
+import { clientAddressKey } from '../../src/client-address.js'
+import type { Config, Variant } from '../../src/config.js'
+import { LoginResponse, type LoginResponseBody } from '../../src/schemas/auth.js'
+import { errorResponses } from '../../src/schemas/errors.js'
+import {
+  AuthenticationCredentialBody, CreationOptionsResponse, PasskeyCreated, PasskeyParams, PasskeysResponse, PasskeyView,
+  RegistrationCredentialBody, RenamePasskeyBody, RequestOptionsResponse, presentPasskey
+} from '../../src/schemas/passkeys.js'
+import { presentUser } from '../../src/schemas/users.js'
+import { clientOf } from '../client.js'
+import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { limitEach, perUser, type Limit } from '../rate-limits.js'
+import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
+
+export interface PasskeyRoutesOptions {
+  variant: Variant
+  transport: TokenTransport
+  rateLimit: Config['rateLimit']
+}
+
+const FRESH = 'Needs a fresh session: a password proof within REAUTH_MAX_AGE (login, POST /auth/reauthenticate, or a passkey login), else 403 REAUTHENTICATION_REQUIRED.'
+
+/**
+ * Passkeys: adding, listing, renaming and removing one's own (signed in), and logging in with
+ * one (no session). HTTP only; the rules are plugins/app/passkeys.ts.
+ */
+const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+  const { store, sessions, passkeys } = fastify
+  const signedIn = requireAccessToken(transport, fastify.accessTokens, store)
+  // Per client address, as many as logins (RATE_LIMIT_LOGIN_MAX): a passkey login is a login.
+  const perAddress = (name: string): Limit => ({ name: `${name}:ip`, max: rateLimit.loginMax, key: clientAddressKey })
+
+  fastify.post('/passkeys/registration-options', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Options to create a passkey (navigator.credentials.create)',
+      description: `A discoverable credential, user verification preferred, the user's passkeys excluded; the challenge is good for one registration within 5 minutes. ${FRESH}`,
+      response: { 200: CreationOptionsResponse, ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('passkey-registration-options', rateLimit)])
+  }, async (request) => {
+    await sessions.requireFresh(claimsOf(request).sessionId)
+    return await passkeys.registrationOptions(await signedInUser(store, request))
+  })
+
+  fastify.post('/passkeys', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Add a passkey: the browser\'s credential.toJSON() after navigator.credentials.create()',
+      description: 'The challenge must be one this user was given by /auth/passkeys/registration-options, unused and under 5 minutes old (400 INVALID_PASSKEY_REGISTRATION otherwise). A credential already registered is 409 PASSKEY_ALREADY_REGISTERED.',
+      body: RegistrationCredentialBody,
+      response: { 201: PasskeyCreated, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('passkey-registration', rateLimit)])
+  }, async (request, reply) => {
+    const { name, ...credential } = request.body
+    const user = await signedInUser(store, request)
+    const response = { ...credential, clientExtensionResults: credential.clientExtensionResults ?? {} } as unknown as RegistrationResponseJSON
+    const passkey = await passkeys.register(user, response, name?.trim(), clientOf(request), claimsOf(request).sessionId)
+    const { last_used_at: _lastUsedAt, ...created } = presentPasskey(passkey)
+    return reply.code(201).send(created)
+  })
+
+  fastify.get('/passkeys', {
+    schema: {
+      security: transport.security.access,
+      summary: 'The signed-in user\'s passkeys, oldest first',
+      response: { 200: PasskeysResponse, ...errorResponses(401, 404, 500, 503) }
+    },
+    onRequest: signedIn
+  }, async (request) => {
+    return { passkeys: (await passkeys.list(claimsOf(request).userId)).map(presentPasskey) }
+  })
+
+  fastify.patch('/passkeys/:id', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Rename one of one\'s passkeys; answers the passkey',
+      description: 'Another user\'s passkey is 404 PASSKEY_NOT_FOUND, as one that never was.',
+      params: PasskeyParams,
+      body: RenamePasskeyBody,
+      response: { 200: PasskeyView, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('passkey-rename', rateLimit)])
+  }, async (request) => {
+    return presentPasskey(await passkeys.rename(claimsOf(request).userId, request.params.id, request.body.name.trim()))
+  })
+
+  fastify.delete('/passkeys/:id', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Remove one of one\'s passkeys',
+      description: `Another user's passkey is 404 PASSKEY_NOT_FOUND. ${FRESH}`,
+      params: PasskeyParams,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('passkey-removal', rateLimit)])
+  }, async (request, reply) => {
+    const claims = claimsOf(request)
+    await sessions.requireFresh(claims.sessionId)
+    await passkeys.remove(claims.userId, request.params.id, clientOf(request), claims.sessionId)
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/passkeys/authentication-options', {
+    schema: {
+      security: NO_CREDENTIALS,
+      summary: 'Options to log in with a passkey (navigator.credentials.get), no session needed',
+      description: 'For discoverable credentials: allowCredentials is empty and the authenticator offers the passkeys it holds for this site. User verification is required. The challenge is good for one login within 5 minutes.',
+      response: { 200: RequestOptionsResponse, ...errorResponses(400, 403, 429, 500, 503) }
+    },
+    preHandler: limitEach(fastify, rateLimit, [perAddress('passkey-authentication-options')])
+  }, async () => await passkeys.authenticationOptions())
+
+  fastify.post('/passkeys/login', {
+    schema: {
+      security: NO_CREDENTIALS,
+      summary: 'Log in with a passkey: the browser\'s credential.toJSON() after navigator.credentials.get()',
+      description: 'Answers as POST /auth/login does. A passkey with user verification is a whole login (no second factor after it). ' +
+        '401 INVALID_PASSKEY: unknown passkey, unknown, used or expired challenge, no user verification, or a bad signature. ' +
+        '401 PASSKEY_COUNTER_REGRESSED: the signature counter went back (a cloned authenticator?); recorded as a security event.',
+      body: AuthenticationCredentialBody,
+      response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
+    },
+    preHandler: limitEach(fastify, rateLimit, [perAddress('passkey-login')])
+  }, async (request, reply) => {
+    const response = { ...request.body, clientExtensionResults: request.body.clientExtensionResults ?? {} } as unknown as AuthenticationResponseJSON
+    const { user, session: tokens } = await passkeys.logIn(response, clientOf(request))
+    transport.deliver(reply, tokens)
+    return { user: presentUser(user, variant), ...transport.loginTokens(tokens) } as LoginResponseBody
+  })
+}
+
+export default passkeyRoutes

@@ -1,0 +1,282 @@
+// The console's two-step sign-in and passkeys: TOTP on and off (its QR code drawn here, from
+// qrcode-generator served by this origin: no outside service sees the secret), recovery codes,
+// and passkeys to add, rename and remove. Changes that need a recent password ask for it first.
+import qrcode from './qrcode.js'
+import { authorized, explain } from './api.js'
+import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say, timeElement } from './forms.js'
+
+const $ = (selector) => document.querySelector(selector)
+const SVG = 'http://www.w3.org/2000/svg'
+let sessionEnded = () => false
+let onChange = async () => {}
+
+// ---- The password, asked for when the service answers 403 REAUTHENTICATION_REQUIRED ----
+
+const reauthForm = $('#security-reauth')
+let waiting = null
+
+function finishReauth (confirmed) {
+  reauthForm.reset()
+  markInvalid(reauthForm, [])
+  say(messageOf(reauthForm), '')
+  reauthForm.hidden = true
+  const resolve = waiting
+  waiting = null
+  resolve?.(confirmed)
+}
+
+/** Shows the password form at the end of `place` (the section that asked), the focus on it; true once confirmed. */
+function askPassword (place) {
+  finishReauth(false)
+  place.append(reauthForm)
+  reauthForm.hidden = false
+  $('#security-password').focus()
+  return new Promise(resolve => { waiting = resolve })
+}
+
+onSubmit(reauthForm, async (form) => {
+  const proof = await authorized('POST', 'auth/reauthenticate', fieldsOf(form))
+  if (proof.status === 204) return finishReauth(true)
+  if (sessionEnded(proof)) return finishReauth(false)
+  markInvalid(form, ['password'])
+  say(messageOf(form), proof.status === 400 ? 'Type your password to confirm.' : explain(proof), 'error')
+  $('#security-password').focus()
+})
+
+onClick($('#security-reauth-cancel'), async () => finishReauth(false))
+
+/**
+ * A signed-in call that may need a recent password: on 403 REAUTHENTICATION_REQUIRED the password is asked
+ * for in `place`, confirmed (POST /auth/reauthenticate), and the call made again. Null when the person cancels.
+ */
+export async function freshCall (place, method, path, data) {
+  const answer = await authorized(method, path, data)
+  if (answer.status !== 403 || answer.body?.code !== 'REAUTHENTICATION_REQUIRED') return answer
+  if (!(await askPassword(place))) return null
+  return await authorized(method, path, data)
+}
+
+/** Shows a refusal in `message` (nothing for a cancelled password prompt, the sign-in form for an ended session). */
+export function refused (message, answer) {
+  if (answer === null) return say(message, 'Cancelled: nothing was changed.', 'error')
+  if (!sessionEnded(answer)) say(message, explain(answer), 'error')
+}
+
+// ---- TOTP ----
+
+const twoStep = $('#two-step-title').parentElement
+const twoStepMessage = $('#two-step-message')
+
+/** The QR code of `text` as an SVG of squares (attributes only: the page CSP allows no inline style). */
+function drawQr (container, text) {
+  const qr = qrcode(0, 'M')
+  qr.addData(text)
+  qr.make()
+  const count = qr.getModuleCount()
+  const size = count + 8 // a quiet zone of four modules around it
+  let path = ''
+  for (let row = 0; row < count; row += 1) {
+    for (let column = 0; column < count; column += 1) if (qr.isDark(row, column)) path += `M${column + 4} ${row + 4}h1v1h-1z`
+  }
+  const svg = document.createElementNS(SVG, 'svg')
+  svg.setAttribute('viewBox', `0 0 ${size} ${size}`)
+  svg.setAttribute('role', 'img')
+  svg.setAttribute('aria-label', 'QR code of the authenticator key (the same key is written below)')
+  svg.setAttribute('shape-rendering', 'crispEdges')
+  const background = document.createElementNS(SVG, 'rect')
+  for (const [name, value] of [['width', size], ['height', size], ['fill', '#fff']]) background.setAttribute(name, String(value))
+  const modules = document.createElementNS(SVG, 'path')
+  modules.setAttribute('d', path)
+  modules.setAttribute('fill', '#000')
+  svg.append(background, modules)
+  container.replaceChildren(svg)
+}
+
+function showRecoveryCodes (codes) {
+  $('#recovery-codes').replaceChildren(...codes.map((code) => {
+    const item = document.createElement('li')
+    item.textContent = code
+    return item
+  }))
+  $('#recovery-box').hidden = false
+  $('#recovery-title').focus()
+}
+
+/** The two-step status of GET /auth/account's `mfa`. */
+export function showTwoStep (mfa) {
+  const parts = [mfa.totp
+    ? `The authenticator app is on; ${mfa.recovery_codes_left} recovery ${mfa.recovery_codes_left === 1 ? 'code' : 'codes'} left.`
+    : 'The authenticator app is off.']
+  parts.push(mfa.passkeys ? 'You have a passkey.' : 'You have no passkey yet.')
+  $('#two-step-status').textContent = parts.join(' ')
+  $('#totp-off-actions').hidden = mfa.totp
+  $('#totp-on-actions').hidden = !mfa.totp
+  if (mfa.totp) $('#totp-setup').hidden = true
+}
+
+/** Forgets what a previous visitor of this page saw (a secret, recovery codes). */
+export function resetSecurity () {
+  finishReauth(false)
+  $('#totp-setup').hidden = true
+  $('#totp-secret').textContent = ''
+  $('#totp-qr').replaceChildren()
+  $('#recovery-box').hidden = true
+  $('#recovery-codes').replaceChildren()
+  $('#passkeys').replaceChildren()
+  for (const message of [twoStepMessage, $('#passkeys-message')]) say(message, '')
+}
+
+onClick($('#totp-on'), async () => {
+  say(twoStepMessage, '')
+  $('#recovery-box').hidden = true
+  const answer = await freshCall(twoStep, 'POST', 'auth/mfa/totp')
+  if (answer?.status !== 200) return refused(twoStepMessage, answer)
+  drawQr($('#totp-qr'), answer.body.otpauth_url)
+  $('#totp-secret').textContent = answer.body.secret
+  $('#totp-setup').hidden = false
+  $('#totp-setup-title').focus()
+})
+
+onSubmit($('#totp-setup'), async (form) => {
+  const message = messageOf(form)
+  const answer = await freshCall(twoStep, 'POST', 'auth/mfa/totp/confirm', { code: fieldsOf(form).code?.trim() ?? '' })
+  if (answer?.status !== 200) {
+    if (answer !== null) markInvalid(form, ['code'])
+    return refused(message, answer)
+  }
+  form.reset()
+  markInvalid(form, [])
+  say(message, '')
+  form.hidden = true
+  await onChange()
+  say(twoStepMessage, 'The authenticator app is on: a sign-in now asks for its code.')
+  showRecoveryCodes(answer.body.recovery_codes)
+})
+
+onClick($('#totp-off'), async () => {
+  const answer = await freshCall(twoStep, 'DELETE', 'auth/mfa/totp')
+  if (answer?.status !== 204) return refused(twoStepMessage, answer)
+  $('#recovery-box').hidden = true
+  await onChange()
+  say(twoStepMessage, 'The authenticator app is off, its recovery codes void.')
+  $('#two-step-title').focus()
+})
+
+onClick($('#recovery-new'), async () => {
+  const answer = await freshCall(twoStep, 'POST', 'auth/mfa/recovery-codes')
+  if (answer?.status !== 200) return refused(twoStepMessage, answer)
+  await onChange()
+  say(twoStepMessage, 'New recovery codes: the old ones no longer work.')
+  showRecoveryCodes(answer.body.recovery_codes)
+})
+
+// ---- Passkeys ----
+
+const passkeysSection = $('#passkeys-title').parentElement
+const passkeysMessage = $('#passkeys-message')
+const canCreate = typeof window.PublicKeyCredential?.parseCreationOptionsFromJSON === 'function'
+
+function passkeyItem (passkey) {
+  const item = document.createElement('li')
+  item.dataset.passkey = passkey.id
+  const title = document.createElement('p')
+  const name = document.createElement('strong')
+  name.textContent = passkey.name
+  title.append(name)
+  const used = document.createElement('p')
+  used.className = 'agent'
+  used.append('Added ', timeElement(passkey.created_at), ' · ',
+    ...(passkey.last_used_at === null ? ['not used yet'] : ['last used ', timeElement(passkey.last_used_at)]))
+
+  const form = document.createElement('form')
+  form.method = 'post'
+  form.noValidate = true
+  form.className = 'item-actions'
+  const field = document.createElement('div')
+  const label = document.createElement('label')
+  const input = document.createElement('input')
+  input.id = `passkey-rename-${passkey.id}`
+  input.name = 'name'
+  input.maxLength = 100
+  input.value = passkey.name
+  label.htmlFor = input.id
+  label.textContent = `New name for "${passkey.name}"`
+  field.append(label, input)
+  const save = document.createElement('button')
+  save.type = 'submit'
+  save.className = 'secondary'
+  save.textContent = 'Rename'
+  const remove = document.createElement('button')
+  remove.type = 'button'
+  remove.className = 'danger'
+  remove.textContent = 'Remove'
+  remove.setAttribute('aria-label', `Remove the passkey "${passkey.name}"`)
+  form.append(field, save, remove)
+
+  onSubmit(form, async () => {
+    const answer = await freshCall(passkeysSection, 'PATCH', `auth/passkeys/${encodeURIComponent(passkey.id)}`, { name: input.value.trim() })
+    if (answer?.status !== 200) {
+      if (answer?.status === 400) input.setAttribute('aria-invalid', 'true')
+      return refused(passkeysMessage, answer)
+    }
+    await loadPasskeys()
+    say(passkeysMessage, `The passkey is now called "${answer.body.name}".`)
+    $('#passkeys-title').focus()
+  })
+  remove.addEventListener('click', async () => {
+    remove.disabled = true
+    const answer = await freshCall(passkeysSection, 'DELETE', `auth/passkeys/${encodeURIComponent(passkey.id)}`)
+    remove.disabled = false
+    if (answer?.status !== 204) return refused(passkeysMessage, answer)
+    await onChange()
+    say(passkeysMessage, `The passkey "${passkey.name}" is removed: it no longer signs you in.`)
+    $('#passkeys-title').focus()
+  })
+  item.append(title, used, form)
+  return item
+}
+
+export async function loadPasskeys () {
+  const answer = await authorized('GET', 'auth/passkeys')
+  if (answer.status !== 200) return refused(passkeysMessage, answer)
+  const { passkeys } = answer.body
+  if (passkeys.length === 0) {
+    const none = document.createElement('li')
+    none.textContent = 'No passkey yet.'
+    $('#passkeys').replaceChildren(none)
+  } else {
+    $('#passkeys').replaceChildren(...passkeys.map(passkeyItem))
+  }
+}
+
+onSubmit($('#passkey-add-form'), async (form) => {
+  if (!canCreate) return say(passkeysMessage, 'This browser cannot create passkeys.', 'error')
+  say(passkeysMessage, '')
+  const options = await freshCall(passkeysSection, 'POST', 'auth/passkeys/registration-options')
+  if (options?.status !== 200) return refused(passkeysMessage, options)
+  let credential
+  try {
+    credential = await navigator.credentials.create({ publicKey: window.PublicKeyCredential.parseCreationOptionsFromJSON(options.body) })
+  } catch (error) {
+    return say(passkeysMessage, error?.name === 'InvalidStateError'
+      ? 'This device holds a passkey for your account already.'
+      : 'No passkey was created (cancelled, or the device refused).', 'error')
+  }
+  const name = fieldsOf(form).name?.trim()
+  const answer = await freshCall(passkeysSection, 'POST', 'auth/passkeys', { ...credential.toJSON(), ...(name ? { name } : {}) })
+  if (answer?.status !== 201) return refused(passkeysMessage, answer)
+  form.reset()
+  await onChange()
+  say(passkeysMessage, `The passkey "${answer.body.name}" is added: you can sign in with it.`)
+  $('#passkeys-title').focus()
+})
+
+/**
+ * Wires the section to the console: `ended(answer)` shows the sign-in form when a call found the session
+ * ended; `changed()` reads the account again (the status, the passkeys) after a change.
+ */
+export function setUpSecurity ({ ended, changed }) {
+  sessionEnded = ended
+  onChange = changed
+  if (!canCreate) say(passkeysMessage, 'This browser cannot create passkeys; you can still add one from another browser.', 'error')
+}

@@ -1,0 +1,288 @@
+// The account console of the cookie variant. The tokens stay in HttpOnly cookies the browser
+// sends by itself; this script never reads one (the login and refresh answers, which carry an
+// access token in their body, are left unread) and keeps nothing in web storage.
+import { authorized, blamedFields, call, explain } from './api.js'
+import { renderEvents, renderSessions } from './account-lists.js'
+import { loadPasskeys, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
+import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
+import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
+
+const $ = (selector) => document.querySelector(selector)
+const status = $('#status')
+const PROFILE_FIELDS = ['first_name', 'last_name', 'username']
+const PASSWORD_HINT = $('#mfa-hint').textContent
+const PROVIDER_HINT = 'The provider has signed you in. Type the six-digit code your authenticator app shows, or one of your recovery codes.'
+let user = null
+// The login's second step: the mfa_token of its 403 MFA_REQUIRED answer (not a session token: it
+// only lets POST /auth/mfa/verify finish this one login, with a code).
+let mfaToken = null
+
+/** Back to the first step of the sign-in (email and password). */
+function showPasswordStep () {
+  mfaToken = null
+  $('#mfa-form').reset()
+  markInvalid($('#mfa-form'), [])
+  say(messageOf($('#mfa-form')), '')
+  $('#mfa-form').hidden = true
+  $('#login-form').hidden = false
+  $('#mfa-hint').textContent = PASSWORD_HINT
+}
+
+/** The sign-in's code step, for the mfa_token of a login's 403 MFA_REQUIRED or of a provider's sign-in (#mfa_token=). */
+function showCodeStep (token, hint = PASSWORD_HINT) {
+  mfaToken = token
+  $('#login-form').hidden = true
+  $('#mfa-hint').textContent = hint
+  $('#mfa-form').hidden = false
+  $('#mfa-title').focus()
+}
+
+function showSignedOut ({ focus = false, message, kind = 'ok' } = {}) {
+  user = null
+  resetSecurity()
+  resetIdentities()
+  showPasswordStep()
+  $('#signed-in').hidden = true
+  $('#signed-out').hidden = false
+  say(status, message ?? '', kind)
+  if (focus) $('#login-title').focus()
+}
+
+/** A signed-in call answered 401 (session ended elsewhere, expired): back to the sign-in form. */
+function sessionEnded (answer) {
+  if (answer.status !== 401 || answer.body?.code === 'INVALID_CREDENTIALS') return false
+  showSignedOut({ focus: true, message: 'Your session has ended. Sign in again.', kind: 'error' })
+  return true
+}
+
+/** Shows a refusal next to its form, the inputs it names marked invalid. */
+function refuse (form, answer) {
+  if (sessionEnded(answer)) return
+  markInvalid(form, blamedFields(answer))
+  say(messageOf(form), explain(answer), 'error')
+}
+
+function fillProfile () {
+  const shown = {
+    ...user,
+    username: user.username ?? '—',
+    email_verified: user.email_verified ? 'Yes' : 'Not yet',
+    created_at: new Date(user.created_at).toLocaleDateString()
+  }
+  for (const cell of document.querySelectorAll('#signed-in [data-field]')) cell.textContent = shown[cell.dataset.field]
+  for (const name of PROFILE_FIELDS) $(`#profile-form [name=${name}]`).value = user[name] ?? ''
+  $('#unverified').hidden = user.email_verified
+}
+
+async function loadSessions () {
+  const answer = await authorized('GET', 'auth/sessions')
+  if (answer.status === 200) renderSessions($('#sessions'), answer.body, endSession)
+  else if (!sessionEnded(answer)) say($('#sessions-message'), explain(answer), 'error')
+}
+
+async function loadEvents () {
+  const answer = await authorized('GET', 'auth/security-events?limit=20')
+  if (answer.status === 200) renderEvents($('#events'), answer.body.events)
+}
+
+/** Reads the account; signed in, shows the console (and moves the focus to it when asked). */
+async function showAccount ({ focus = false } = {}) {
+  const answer = await authorized('GET', 'auth/account')
+  if (answer.status !== 200) {
+    showSignedOut({ focus, message: answer.status === 401 ? '' : explain(answer), kind: 'error' })
+    return
+  }
+  user = answer.body
+  fillProfile()
+  showTwoStep(user.mfa)
+  $('#signed-out').hidden = true
+  $('#signed-in').hidden = false
+  await Promise.all([loadSessions(), loadEvents(), loadPasskeys(), loadIdentities(() => showAccount())])
+  if (focus) $('#signed-in-title').focus()
+}
+
+async function endSession (session, button) {
+  button.disabled = true
+  const answer = await authorized('DELETE', `auth/sessions/${encodeURIComponent(session.id)}`)
+  button.disabled = false
+  if (answer.status === 204 && session.current) return showSignedOut({ focus: true, message: 'You are signed out on this device.' })
+  if (answer.status !== 204 && sessionEnded(answer)) return
+  await Promise.all([loadSessions(), loadEvents()])
+  say($('#sessions-message'), answer.status === 204 ? 'The session is ended: that device is signed out.' : explain(answer), answer.status === 204 ? 'ok' : 'error')
+  $('#sessions-title').focus()
+}
+
+onSubmit($('#login-form'), async (form) => {
+  const answer = await call('POST', 'auth/login', fieldsOf(form), { read: false })
+  if (answer.status === 403 && answer.body?.code === 'MFA_REQUIRED') {
+    form.reset()
+    markInvalid(form, [])
+    say(messageOf(form), '')
+    return showCodeStep(answer.body.mfa_token)
+  }
+  if (answer.status !== 200) {
+    markInvalid(form, answer.status === 401 ? ['email', 'password'] : [])
+    return say(messageOf(form), explain(answer), 'error')
+  }
+  form.reset()
+  markInvalid(form, [])
+  say(messageOf(form), '')
+  await showAccount({ focus: true })
+})
+
+onSubmit($('#mfa-form'), async (form) => {
+  const { code = '' } = fieldsOf(form)
+  const answer = await call('POST', 'auth/mfa/verify', { mfa_token: mfaToken, code: code.trim() }, { read: false })
+  if (answer.status === 200) {
+    showPasswordStep()
+    return await showAccount({ focus: true })
+  }
+  if (answer.status === 401 && answer.body?.code !== 'INVALID_MFA_CODE') {
+    // The mfa_token is used up, expired or void after wrong codes: the sign-in starts over.
+    showPasswordStep()
+    say(messageOf($('#login-form')), `${explain(answer)} Sign in again.`, 'error')
+    return $('#login-email').focus()
+  }
+  markInvalid(form, answer.status === 401 || answer.status === 400 ? ['code'] : [])
+  say(messageOf(form), answer.body?.code === 'INVALID_MFA_CODE' ? 'That code is not right (or was used already). Try the current one.' : explain(answer), 'error')
+  $('#mfa-code').focus()
+})
+
+onClick($('#mfa-cancel'), async () => {
+  showPasswordStep()
+  $('#login-email').focus()
+})
+
+// "Sign in with a passkey": the authenticator offers the passkeys it holds for this site (no email typed).
+const passkeyLogin = $('#passkey-login')
+passkeyLogin.hidden = typeof window.PublicKeyCredential?.parseRequestOptionsFromJSON !== 'function'
+onClick(passkeyLogin, async () => {
+  const message = messageOf($('#login-form'))
+  say(message, '')
+  const options = await call('POST', 'auth/passkeys/authentication-options')
+  if (options.status !== 200) return say(message, explain(options), 'error')
+  let credential
+  try {
+    credential = await navigator.credentials.get({ publicKey: window.PublicKeyCredential.parseRequestOptionsFromJSON(options.body) })
+  } catch {
+    return say(message, 'No passkey was used (cancelled, or none on this device).', 'error')
+  }
+  const answer = await call('POST', 'auth/passkeys/login', credential.toJSON(), { read: false })
+  if (answer.status !== 200) return say(message, explain(answer), 'error')
+  await showAccount({ focus: true })
+})
+
+onSubmit($('#register-form'), async (form) => {
+  const answer = await call('POST', 'auth/register', fieldsOf(form))
+  if (answer.status !== 201) return refuse(form, answer)
+  form.reset()
+  markInvalid(form, [])
+  $('#register').open = false
+  $('#login-email').value = answer.body.email
+  say(status, `Your account is created. We mailed a link to ${answer.body.email} to verify the address. Sign in below.`)
+  $('#login-password').focus()
+})
+
+onSubmit($('#forgot-form'), async (form) => {
+  const answer = await call('POST', 'auth/forgot-password', fieldsOf(form))
+  if (answer.status !== 202) return refuse(form, answer)
+  say(messageOf(form), `${answer.body.message}.`)
+})
+
+onSubmit($('#profile-form'), async (form) => {
+  const changes = {}
+  for (const [name, value] of Object.entries(fieldsOf(form))) if (value.trim() !== (user[name] ?? '')) changes[name] = value
+  if (Object.keys(changes).length === 0) return say(messageOf(form), 'Nothing to save: change a field first.', 'error')
+  const answer = await authorized('PATCH', `users/${user.id}`, changes)
+  if (answer.status !== 204) return refuse(form, answer)
+  markInvalid(form, [])
+  await showAccount()
+  say(messageOf(form), 'The profile is saved.')
+})
+
+onSubmit($('#email-form'), async (form) => {
+  const { email, password = '' } = fieldsOf(form)
+  const message = messageOf(form)
+  if (!$('#reauth').hidden) {
+    const proof = await authorized('POST', 'auth/reauthenticate', { password })
+    if (proof.status === 400) {
+      markInvalid(form, ['password'])
+      return say(message, 'Type your password to confirm the change.', 'error')
+    }
+    if (proof.status !== 204) return refuse(form, proof)
+  }
+  const answer = await authorized('PATCH', `users/${user.id}`, { email })
+  if (answer.status === 403 && answer.body?.code === 'REAUTHENTICATION_REQUIRED') {
+    $('#reauth').hidden = false
+    markInvalid(form, [])
+    say(message, 'Confirm your password to change the address.', 'error')
+    return $('#email-password').focus()
+  }
+  if (answer.status !== 204) return refuse(form, answer)
+  form.reset()
+  markInvalid(form, [])
+  $('#reauth').hidden = true
+  await showAccount()
+  say(message, `Your address is now ${user.email}. We mailed it a verification link; every other device is signed out.`)
+})
+
+onSubmit($('#password-form'), async (form) => {
+  const answer = await authorized('POST', 'auth/change-password', fieldsOf(form))
+  if (answer.status !== 204) return refuse(form, answer)
+  form.reset()
+  markInvalid(form, [])
+  say(messageOf(form), 'The password is changed; every other device is signed out.')
+  await Promise.all([loadSessions(), loadEvents()])
+})
+
+onSubmit($('#delete-form'), async (form) => {
+  const { password = '', confirm } = fieldsOf(form)
+  if (confirm !== 'yes') {
+    markInvalid(form, ['confirm'])
+    return say(messageOf(form), 'Tick the box to confirm that the account should be deleted.', 'error')
+  }
+  const answer = await authorized('DELETE', `users/${user.id}`, { password })
+  if (answer.status !== 204) return refuse(form, answer)
+  form.reset()
+  showSignedOut({ focus: true, message: 'Your account is deleted. Goodbye.' })
+})
+
+onClick($('#sign-out'), async () => {
+  await call('POST', 'auth/logout')
+  showSignedOut({ focus: true, message: 'You are signed out.' })
+})
+
+onClick($('#resend'), async () => {
+  const answer = await authorized('POST', 'auth/resend-verification')
+  if (answer.status === 202) return say($('#resend-message'), `${answer.body.message}.`)
+  if (!sessionEnded(answer)) say($('#resend-message'), explain(answer), 'error')
+})
+
+onClick($('#end-others'), async () => {
+  const listed = await authorized('GET', 'auth/sessions')
+  if (listed.status !== 200) return sessionEnded(listed) || say($('#sessions-message'), explain(listed), 'error')
+  const others = listed.body.filter(session => !session.current)
+  const answers = await Promise.all(others.map(session => authorized('DELETE', `auth/sessions/${encodeURIComponent(session.id)}`)))
+  const ended = answers.filter(answer => answer.status === 204).length
+  await Promise.all([loadSessions(), loadEvents()])
+  say($('#sessions-message'), others.length === 0
+    ? 'No other device is signed in.'
+    : `Signed out ${ended} other ${ended === 1 ? 'device' : 'devices'}.`, ended === others.length ? 'ok' : 'error')
+})
+
+setUpSecurity({ ended: sessionEnded, changed: () => showAccount() })
+
+/** The first view: the account, or the sign-in with what a provider's sign-in sent back in the fragment. */
+async function start () {
+  const landing = takeSignInFragment()
+  await loadProviders()
+  await showAccount()
+  if (!$('#signed-in').hidden) return
+  if (landing.mfaToken) return showCodeStep(landing.mfaToken, PROVIDER_HINT)
+  if (landing.error) {
+    say(status, landing.error, 'error')
+    status.focus()
+  }
+}
+
+start()

@@ -1,0 +1,38 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { STATUS_LIST_MAX } from '../../src/revocations/status-list.js'
+import { errorResponses } from '../../src/schemas/errors.js'
+
+const StatusListParams = Type.Object({ list: Type.Integer({ minimum: 1, maximum: STATUS_LIST_MAX }) })
+
+/**
+ * GET /statuslists/:list: the signed Token Status List that the `status` claim of our access tokens
+ * points to. Any origin may read it (it tells only which indexes are revoked); caches may keep it
+ * for its ttl, and revalidate with If-None-Match.
+ */
+const statusListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { statusList } = fastify
+  const cacheControl = `public, max-age=${statusList.ttlSeconds}`
+  fastify.get('/statuslists/:list', {
+    schema: {
+      summary: 'Token Status List (application/statuslist+jwt) of the access tokens: bit idx is 1 when the session is revoked',
+      tags: ['operations'],
+      params: StatusListParams,
+      response: {
+        200: { description: 'The signed list', content: { 'application/statuslist+jwt': { schema: Type.String() } } },
+        304: { description: 'The list named by If-None-Match is still the current one', type: 'null' },
+        ...errorResponses(400)
+      }
+    }
+  }, async (request, reply) => {
+    const signed = statusList.signed(request.params.list)
+    reply.header('access-control-allow-origin', '*')
+      .header('access-control-expose-headers', 'ETag')
+      .header('cross-origin-resource-policy', 'cross-origin')
+      .header('cache-control', cacheControl)
+      .header('etag', signed.etag)
+    if (request.headers['if-none-match'] === signed.etag) return reply.code(304).send()
+    return reply.type('application/statuslist+jwt').send(signed.jwt)
+  })
+}
+
+export default statusListRoutes

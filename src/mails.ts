@@ -1,0 +1,46 @@
+import type { MailMessage } from '../plugins/app/mailer.js'
+import type { Client } from '../plugins/app/security-events.js'
+
+/*
+ * The text of every mail the service sends. Links carry their token in the
+ * fragment (#token=…): a browser never sends the fragment to a server, so the
+ * token reaches no access log, proxy or Referer header.
+ */
+
+function minutes (seconds: number): string {
+  const count = Math.max(1, Math.round(seconds / 60))
+  return count === 1 ? '1 minute' : `${count} minutes`
+}
+
+export function resetMail (to: string, link: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'Reset your password',
+    text: `Someone asked to reset the password of the account of ${to}.\n\n` +
+      `To choose a new password, open this link within ${minutes(ttlSeconds)}:\n\n${link}\n\n` +
+      'The link works once. If you did not ask for it, ignore this mail: your password stays as it is.\n'
+  }
+}
+
+export function verificationMail (to: string, link: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'Verify your email address',
+    text: `Please confirm that ${to} is your address by opening this link within ${minutes(ttlSeconds)}:\n\n${link}\n\n` +
+      'If you did not create an account or change its address, ignore this mail.\n'
+  }
+}
+
+/** Sent to the previous address after an email change: the one warning an owner gets if it was not them. */
+export function emailChangedNotice (previousEmail: string, newEmail: string, at: Date, client: Client): MailMessage {
+  return {
+    to: previousEmail,
+    subject: 'The email address of your account was changed',
+    text: `On ${at.toUTCString()} the email address of your account was changed from ${previousEmail} to ${newEmail}.\n\n` +
+      `The change was made from the address ${client.ip ?? 'unknown'} with ${client.userAgent ?? 'an unknown device'}.\n` +
+      'Every session of the account was ended, and every password-reset or verification link mailed before is void.\n\n' +
+      'If this was you, nothing needs doing.\n' +
+      'If it was not you, someone else can sign in to your account: reply to this mail or contact support at once, ' +
+      'quoting this mail, so that the change can be undone and your account recovered.\n'
+  }
+}

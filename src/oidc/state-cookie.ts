@@ -1,0 +1,35 @@
+import type { Sealer } from '../secrets/sealing.js'
+
+/** What the sign-in start leaves in the browser for its callback: the checks the provider's answer must pass, and where to go after. */
+export interface PendingSignIn {
+  state: string
+  nonce: string
+  codeVerifier: string
+  redirectTo: string
+  /** Milliseconds since the epoch. */
+  expiresAt: number
+}
+
+export const STATE_COOKIE = 'oidc_state'
+/** Long enough to log in at the provider (and register there); short enough that a stale one does not linger. */
+export const STATE_TTL_SECONDS = 600
+
+/**
+ * The pending sign-in sealed (AES-256-GCM with a key the store keeps) for the provider it was started
+ * with: the browser holds it without being able to read or alter it, and a cookie of one provider
+ * does not open at another's callback. Undefined when it does not open or has expired.
+ */
+export function sealPending (sealer: Sealer, provider: string, pending: PendingSignIn): string {
+  return sealer.seal(JSON.stringify(pending), `oidc-state:${provider}`)
+}
+
+export function openPending (sealer: Sealer, provider: string, cookie: string | undefined, now: number): PendingSignIn | undefined {
+  if (cookie === undefined || cookie === '') return undefined
+  let pending: PendingSignIn
+  try {
+    pending = JSON.parse(sealer.open(cookie, `oidc-state:${provider}`)) as PendingSignIn
+  } catch {
+    return undefined
+  }
+  return pending.expiresAt > now ? pending : undefined
+}
