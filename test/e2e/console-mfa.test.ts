@@ -50,7 +50,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
   /** The password prompt a change brings up once the sign-in is older than REAUTH_MAX_AGE. */
   const confirmPassword = async (page: Page, password: string) => {
     await page.locator('#security-reauth').waitFor()
-    t.equal(await focusedId(page), 'security-password', 'the password is asked for, with the focus on it')
+    t.equal(await focusedId(page, 'security-password'), 'security-password', 'the password is asked for, with the focus on it')
     await page.fill('#security-password', password)
     await page.click('#security-reauth button[type=submit]')
   }
@@ -67,7 +67,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await page.click('#totp-on')
     await confirmPassword(page, user.password)
     await page.locator('#totp-setup').waitFor()
-    t.equal(await focusedId(page), 'totp-setup-title', 'the focus moves to the setup')
+    t.equal(await focusedId(page, 'totp-setup-title'), 'totp-setup-title', 'the focus moves to the setup')
     t.equal(await page.locator('#totp-qr svg path').count(), 1, 'the QR code is drawn in the page')
     t.ok(((await page.getAttribute('#totp-qr svg path', 'd')) ?? '').length > 1000, 'with its modules')
     const secret = (await page.locator('#totp-secret').textContent()) ?? ''
@@ -82,7 +82,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await page.fill('#totp-code', codeAt(secret))
     await page.click('#totp-setup button[type=submit]')
     await page.locator('#recovery-box').waitFor()
-    t.equal(await focusedId(page), 'recovery-title', 'the focus moves to the recovery codes')
+    t.equal(await focusedId(page, 'recovery-title'), 'recovery-title', 'the focus moves to the recovery codes')
     const recoveryCodes = await page.locator('#recovery-codes li').allTextContents()
     t.equal(recoveryCodes.length, 10, 'ten recovery codes, shown once')
     t.match(await page.locator('#two-step-status').textContent(), /on; 10 recovery codes left/)
@@ -91,7 +91,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await signOut(page)
     await typePassword(page, user.email, user.password)
     await page.locator('#mfa-form').waitFor()
-    t.equal(await focusedId(page), 'mfa-title', 'the right password moves the focus to the code step')
+    t.equal(await focusedId(page, 'mfa-title'), 'mfa-title', 'the right password moves the focus to the code step')
     t.ok(await page.locator('#login-form').isHidden())
     await page.fill('#mfa-code', codeAt(secret, 5))
     await page.click('#mfa-form button[type=submit]')
@@ -142,7 +142,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await page.click('#passkey-add-form button[type=submit]')
     await confirmPassword(page, user.password)
     await page.locator('#passkeys-message').filter({ hasText: '"Test laptop" is added' }).waitFor()
-    t.equal(await focusedId(page), 'passkeys-title')
+    t.equal(await focusedId(page, 'passkeys-title'), 'passkeys-title')
     const item = page.locator('#passkeys li[data-passkey]')
     t.equal(await item.count(), 1)
     t.match(await item.textContent(), /Test laptop.*not used yet/)
@@ -162,7 +162,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await page.getByRole('button', { name: 'Remove the passkey "Work laptop"' }).click()
     await page.locator('#passkeys-message').filter({ hasText: 'is removed' }).waitFor()
     t.equal(await page.locator('#passkeys li').textContent(), 'No passkey yet.')
-    t.equal(await focusedId(page), 'passkeys-title')
+    t.equal(await focusedId(page, 'passkeys-title'), 'passkeys-title')
 
     await signOut(page)
     await page.click('#passkey-login')
