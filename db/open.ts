@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url'
-import { openPostgresStore } from './postgres/store.js'
 import { openSqliteStore } from './sqlite/store.js'
 import type { AccountStore } from './store.js'
 
@@ -20,7 +19,8 @@ export function describeDatabase (databaseUrl: string): string {
  * PostgreSQL URL, or a SQLite file path, `file:` URL or `:memory:`.
  */
 export async function openStore (databaseUrl: string): Promise<AccountStore> {
-  if (isPostgresUrl(databaseUrl)) return await openPostgresStore(databaseUrl)
+  // The PostgreSQL driver (about 15 MB) is loaded only for a PostgreSQL URL.
+  if (isPostgresUrl(databaseUrl)) return await (await import('./postgres/store.js')).openPostgresStore(databaseUrl)
   return openSqliteStore(sqliteFilename(databaseUrl))
 }
 

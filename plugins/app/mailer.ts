@@ -1,5 +1,4 @@
 import fp from 'fastify-plugin'
-import { createTransport } from 'nodemailer'
 import type { MailMessage } from '../../db/store.js'
 import type { Config } from '../../src/config.js'
 import { OutboxWorker } from '../../src/mail/outbox-worker.js'
@@ -66,7 +65,10 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 export default fp<MailerOptions>(async (fastify, { mail, nodeEnv, sealingKey }) => {
   const { store } = fastify
   const log = fastify.log.child({ plugin: 'mailer' })
-  const transport = mail.smtpUrl === undefined ? undefined : createTransport({ url: mail.smtpUrl, ...SMTP_TIMEOUTS })
+  // nodemailer (about 15 MB) is loaded only when there is an SMTP server to send to.
+  const transport = mail.smtpUrl === undefined
+    ? undefined
+    : (await import('nodemailer')).createTransport({ url: mail.smtpUrl, ...SMTP_TIMEOUTS })
   const logInstead = transport === undefined && nodeEnv !== 'production'
   if (transport === undefined) {
     log.info(logInstead ? 'mail is disabled (SMTP_URL is not set); messages are written to this log' : 'mail is disabled (SMTP_URL is not set)')

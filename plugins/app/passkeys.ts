@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON
+import type {
+  AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON, VerifiedRegistrationResponse
 } from '@simplewebauthn/server'
 import fp from 'fastify-plugin'
 import type { PasskeyRecord, UserRecord, WebauthnChallengePurpose } from '../../db/store.js'
@@ -19,6 +18,13 @@ declare module 'fastify' {
     passkeys: Passkeys
   }
 }
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony: it takes about 25 MB and 0.4 s to load
+ * here, which a process that never sees a passkey should not pay at start.
+ */
+let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined
+const webauthn = async () => await (webauthnLibrary ??= import('@simplewebauthn/server'))
 
 /** How long a challenge (and so a ceremony in the browser) lasts. */
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000
@@ -104,7 +110,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
   const passkeys: Passkeys = {
     async registrationOptions (user) {
       const existing = await store.listPasskeys(user.id)
-      return await generateRegistrationOptions({
+      return await (await webauthn()).generateRegistrationOptions({
         rpName,
         rpID: rpId,
         userName: user.email,
@@ -121,10 +127,10 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     async register (user, response, name, client, sessionId) {
       const challenge = await consumeChallenge(response.response.clientDataJSON, 'registration', user.id)
       if (challenge === undefined) throw new InvalidPasskeyRegistrationError('The registration challenge is unknown, already used or expired: ask for new registration options')
-      let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+      let verification: VerifiedRegistrationResponse
       try {
         // User verification is preferred, not required, here: the session asking was just proved fresh.
-        verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpId, requireUserVerification: false })
+        verification = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpId, requireUserVerification: false })
       } catch (error) {
         log.info({ err: error, userId: user.id }, 'passkey registration not verified')
         verification = { verified: false }
@@ -161,7 +167,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     },
 
     async authenticationOptions () {
-      return await generateAuthenticationOptions({
+      return await (await webauthn()).generateAuthenticationOptions({
         rpID: rpId,
         challenge: await issueChallenge('authentication', null),
         timeout: PASSKEY_CHALLENGE_TTL_MS,
@@ -183,7 +189,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       let verified = false
       let newCounter = 0
       try {
-        const verification = await verifyAuthenticationResponse({
+        const verification = await (await webauthn()).verifyAuthenticationResponse({
           response,
           expectedChallenge: challenge,
           expectedOrigin: origins,

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Config } from '../../src/config.js'
 
 declare module 'fastify' {
@@ -26,6 +26,8 @@ export interface RedisOptions {
  */
 export default fp<RedisOptions>(async (fastify, { redis }) => {
   if (redis === undefined) return
+  // ioredis (about 25 MB) is loaded only when REDIS_URL names a server.
+  const { Redis } = await import('ioredis')
   const client = new Redis(redis.url, {
     keyPrefix: redis.keyPrefix,
     connectTimeout: 1000,
