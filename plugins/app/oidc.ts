@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
-import * as client from 'openid-client'
+import type * as OpenIdClient from 'openid-client'
 import type { OidcProviderConfig } from '../../src/config.js'
 import { InvalidOidcStateError, ProviderNotFoundError } from '../../src/errors.js'
 import { openPending, sealPending, STATE_TTL_SECONDS, type PendingSignIn } from '../../src/oidc/state-cookie.js'
@@ -60,20 +60,25 @@ const optionalString = (value: unknown) => typeof value === 'string' && value.tr
  */
 export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeconds }) => {
   const { store, log } = fastify
-  const configurations = new Map<string, { label: string, scopes: string, configuration: client.Configuration }>()
+  // Each served provider with the library that serves it: openid-client is loaded only when a
+  // provider is configured.
+  const configurations = new Map<string, { label: string, scopes: string, configuration: OpenIdClient.Configuration, client: typeof OpenIdClient }>()
 
-  await Promise.all(providers.map(async (provider) => {
-    const insecure = provider.issuer.startsWith('http://')
-    try {
-      const configuration = await client.discovery(new URL(provider.issuer), provider.clientId, provider.clientSecret, undefined, {
-        timeout: discoveryTimeoutSeconds,
-        execute: insecure ? [client.allowInsecureRequests] : []
-      })
-      configurations.set(provider.name, { label: provider.label, scopes: provider.scopes, configuration })
-    } catch (error) {
-      log.error({ err: error, provider: provider.name, issuer: provider.issuer }, 'OpenID provider not discovered at start: its sign-in is left out')
-    }
-  }))
+  if (providers.length > 0) {
+    const client = await import('openid-client')
+    await Promise.all(providers.map(async (provider) => {
+      const insecure = provider.issuer.startsWith('http://')
+      try {
+        const configuration = await client.discovery(new URL(provider.issuer), provider.clientId, provider.clientSecret, undefined, {
+          timeout: discoveryTimeoutSeconds,
+          execute: insecure ? [client.allowInsecureRequests] : []
+        })
+        configurations.set(provider.name, { label: provider.label, scopes: provider.scopes, configuration, client })
+      } catch (error) {
+        log.error({ err: error, provider: provider.name, issuer: provider.issuer }, 'OpenID provider not discovered at start: its sign-in is left out')
+      }
+    }))
+  }
   if (configurations.size > 0) log.info({ providers: [...configurations.keys()] }, 'sign-in with OpenID providers ready')
 
   let sealingKey: Buffer | undefined
@@ -97,7 +102,7 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
     assertServed (provider) { served(provider) },
 
     async begin (provider, redirectUri, redirectTo) {
-      const { configuration, scopes } = served(provider)
+      const { configuration, scopes, client } = served(provider)
       const pending: PendingSignIn = {
         state: client.randomState(),
         nonce: client.randomNonce(),
@@ -124,7 +129,7 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
     },
 
     async complete (provider, callbackUrl, pending) {
-      const { configuration } = served(provider)
+      const { configuration, client } = served(provider)
       const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
         pkceCodeVerifier: pending.codeVerifier,
         expectedState: pending.state,
