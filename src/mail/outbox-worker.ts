@@ -9,6 +9,9 @@ export const DELIVERY_CONCURRENCY = 4
  * mail claimed this long; then another process (or the restarted one) tries it again.
  */
 export const CLAIM_LEASE_MS = 120_000
+/** How long after a retry's due time its timer wakes the worker (see wakeAt). */
+const RETRY_TIMER_SLACK_MS = 5
+
 /** How often the outbox is read for mail that no wake announced: another process's, a retry, a lease that ran out. */
 export const OUTBOX_POLL_MS = 5_000
 /**
@@ -143,10 +146,13 @@ export class OutboxWorker {
   /** Wakes the worker when a retry falls due, without waiting for the next poll. */
   private wakeAt (at: Date): void {
     if (this.stopped) return
+    // A timer may fire a millisecond before Date.now() reaches `at` (timers run on the loop's
+    // cached monotonic clock): the claim would then find the mail not yet due and the retry would
+    // wait for the next poll, OUTBOX_POLL_MS later. The slack keeps the wake after the due time.
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer)
       this.wake()
-    }, Math.max(0, at.getTime() - Date.now()))
+    }, Math.max(0, at.getTime() - Date.now()) + RETRY_TIMER_SLACK_MS)
     timer.unref()
     this.retryTimers.add(timer)
   }
