@@ -25,6 +25,10 @@ t.test('a provider email the provider did not verify makes no account and links 
     t.notOk(sessionCookieSet(callback), `${variant}: no session`)
     t.equal(await service.server.store.findUserByEmail(ADDRESS), undefined, `${variant}: no account`)
     t.equal(await service.server.store.findIdentity('test', 'mallory'), undefined, `${variant}: no identity`)
+    if (variant === 'cookie') {
+      const script = (await service.server.inject({ method: 'GET', url: '/assets/account-providers.js' })).body
+      t.match(script, /email_not_verified: 'The provider has not confirmed that this email address is yours/, 'the console says why in a sentence')
+    }
   }
 })
 
