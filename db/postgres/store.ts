@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url'
-import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
 import pg from 'pg'
 import {
   IdentityTakenError, StoreUnavailableError,
-  type AccountStore, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type AccountStore, type AddressProof, type AddressProofOutcome, type ClaimedSetup, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
   type NewIdentity, type NewSession, type NewUser, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UnlinkOutcome,
   type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
@@ -121,6 +121,28 @@ function logRevocations (where: SQL, now: Date, userDeleted: boolean, source: SQ
     returning seq`
 }
 
+/**
+ * Revokes the refresh tokens matching `tokens` and writes a log row per session they belong to, in
+ * one statement (the sessions logged are exactly the ones this update revoked). Returns how many.
+ */
+async function revokeTokensWith (db: Db | Transaction, tokens: SQL, now: Date): Promise<number> {
+  const result = await db.execute<{ sessions: number }>(sql`
+    with revoked as (update refresh_tokens set revoked_at = ${now} where ${tokens} returning family_id, user_id),
+    logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})
+    select count(*)::int as sessions from logged`)
+  return result.rows[0].sessions
+}
+
+/** Thrown inside proveAddress's transaction to roll it back. */
+class IdentityConflict extends Error {}
+
+/** Whether the identity is another user's, or the user has another one at its provider. */
+async function identityConflicts (tx: Transaction, userId: number, identity: AddressProof['identity'] & object): Promise<boolean> {
+  const atProvider = await tx.select({ userId: identities.userId, subject: identities.subject }).from(identities)
+    .where(and(eq(identities.provider, identity.provider), or(eq(identities.subject, identity.subject), eq(identities.userId, userId))))
+  return atProvider.some(row => row.userId !== userId || row.subject !== identity.subject)
+}
+
 /** The user's recovery codes become `codeHashes`, all unused (inside a transaction). */
 async function writeRecoveryCodes (tx: Transaction, userId: number, codeHashes: string[], now: Date): Promise<void> {
   await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))
@@ -145,6 +167,52 @@ async function consumeProof (tx: Transaction, userId: number, proof: MfaProof, n
     eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, proof.recoveryCodeHash), isNull(recoveryCodes.usedAt)
   )).returning({ userId: recoveryCodes.userId })
   return used.length > 0
+}
+
+/** AccountStore.proveAddress inside its transaction. */
+async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, identity }: AddressProof, now: Date): Promise<AddressProofOutcome> {
+  // The user's row locked: proofs, unlinks and password changes of this user judge one after the other.
+  const [user] = await tx.select({ email: users.email, emailVerified: users.emailVerified }).from(users).where(eq(users.id, userId)).for('update')
+  // Before any write: an identity that cannot be linked leaves the account as it was.
+  if (identity !== undefined && await identityConflicts(tx, userId, identity)) return { outcome: 'identity_conflict' }
+  let sessionsEnded = 0
+  const endAccess = async () => {
+    await tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt)))
+    sessionsEnded += await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now)
+  }
+  if (passwordHash !== undefined) {
+    await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))
+    await endAccess()
+  }
+  if (user === undefined || user.email !== email) return { outcome: 'email_changed', sessionsEnded }
+
+  let claimed: ClaimedSetup | undefined
+  if (!user.emailVerified) {
+    // Nobody proved this address before: whoever registered it may not own it, nor what they set up.
+    const passkeysRemoved = await tx.delete(passkeys).where(eq(passkeys.userId, userId)).returning({ id: passkeys.id, name: passkeys.name })
+    await tx.delete(webauthnChallenges).where(eq(webauthnChallenges.userId, userId))
+    await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))
+    await tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, userId))
+    const totp = ((await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId))).rowCount ?? 0) > 0
+    const identitiesRemoved = (await tx.delete(identities).where(and(eq(identities.userId, userId), identity === undefined
+      ? undefined
+      : or(ne(identities.provider, identity.provider), ne(identities.subject, identity.subject))))
+      .returning({ provider: identities.provider })).map(row => row.provider)
+    // A provider sign-in clears the password; a reset replaced it above; the verification link keeps the registrant's.
+    const passwordCleared = identity !== undefined
+    if (passwordCleared) await tx.update(users).set({ passwordHash: null }).where(eq(users.id, userId))
+    const removed = passkeysRemoved.length > 0 || totp || identitiesRemoved.length > 0
+    // The sessions that set it all up end (and with them their access tokens, through the log).
+    if (passwordHash === undefined && (passwordCleared || removed)) await endAccess()
+    claimed = { passwordCleared, passkeys: passkeysRemoved, totp, identities: identitiesRemoved }
+    await tx.update(users).set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, userId))
+  }
+  if (identity !== undefined) {
+    await tx.insert(identities).values({ ...identity, userId, createdAt: now }).onConflictDoNothing()
+    // Linked by a request that raced this one, to another user or beside ours: undo everything.
+    if (await identityConflicts(tx, userId, identity)) throw new IdentityConflict()
+  }
+  return { outcome: 'proved', claimed, sessionsEnded }
 }
 
 class PostgresStore implements AccountStore {
@@ -231,11 +299,7 @@ class PostgresStore implements AccountStore {
    * one statement (the sessions logged are exactly the ones this update revoked). Returns how many.
    */
   private async revokeTokens (tokens: SQL, now: Date): Promise<number> {
-    const result = await this.run(() => this.db.execute<{ sessions: number }>(sql`
-      with revoked as (update refresh_tokens set revoked_at = ${now} where ${tokens} returning family_id, user_id),
-      logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})
-      select count(*)::int as sessions from logged`))
-    return result.rows[0].sessions
+    return await this.run(() => revokeTokensWith(this.db, tokens, now))
   }
 
   async assignStatusIndex (sessionId: string) {
@@ -309,6 +373,15 @@ class PostgresStore implements AccountStore {
 
   async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
     return this.run(async () => ((await this.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
+  }
+
+  async proveAddress (proof: AddressProof, now: Date): Promise<AddressProofOutcome> {
+    try {
+      return await this.run(() => this.transaction(async (tx) => await proveAddressIn(tx, proof, now)))
+    } catch (error) {
+      if (error instanceof IdentityConflict) return { outcome: 'identity_conflict' }
+      throw error
+    }
   }
 
   async markEmailVerified (userId: number, email: string, now: Date) {

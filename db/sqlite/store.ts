@@ -8,7 +8,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
 import {
   DuplicateValueError, IdentityTakenError, StoreUnavailableError,
-  type AccountStore, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type AccountStore, type AddressProof, type AddressProofOutcome, type ClaimedSetup, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
   type NewIdentity, type NewSession, type NewUser, type OneTimeTokenPurpose, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState,
   type SigningKeyRecord, type UnlinkOutcome, type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
@@ -290,12 +290,7 @@ class SqliteStore implements AccountStore {
       isNull(refreshTokens.revokedAt),
       options.exceptFamilyId === undefined ? undefined : ne(refreshTokens.familyId, options.exceptFamilyId)
     )
-    return this.run(() => this.db.transaction((tx) => {
-      // One log row per session: their count is the number of sessions revoked.
-      const sessions = logRevocations(tx, live, now, false)
-      tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
-      return sessions
-    }, { behavior: 'immediate' }))
+    return this.run(() => this.db.transaction((tx) => revokeTokens(tx, live, now), { behavior: 'immediate' }))
   }
 
   async assignStatusIndex (sessionId: string) {
@@ -364,6 +359,61 @@ class SqliteStore implements AccountStore {
       tx.delete(identities).where(and(eq(identities.userId, userId), eq(identities.provider, provider))).run()
       return 'unlinked'
     }, { behavior: 'immediate' }))
+  }
+
+  async proveAddress (proof: AddressProof, now: Date): Promise<AddressProofOutcome> {
+    try {
+      // Immediate: the write lock is held from the first read, so the checks hold until the commit.
+      return this.run(() => this.db.transaction((tx) => this.proveAddressIn(tx, proof, now), { behavior: 'immediate' }))
+    } catch (error) {
+      if (error instanceof IdentityConflict) return { outcome: 'identity_conflict' }
+      throw error
+    }
+  }
+
+  private proveAddressIn (tx: Tx, { userId, email, passwordHash, identity }: AddressProof, now: Date): AddressProofOutcome {
+    const user = tx.select({ email: users.email, emailVerified: users.emailVerified }).from(users).where(eq(users.id, userId)).get()
+    // Before any write: an identity that cannot be linked leaves the account as it was.
+    if (identity !== undefined && identityConflicts(tx, userId, identity)) return { outcome: 'identity_conflict' }
+    const userTokens = and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))
+    let sessionsEnded = 0
+    const endAccess = () => {
+      tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run()
+      sessionsEnded += revokeTokens(tx, userTokens, now)
+    }
+    if (passwordHash !== undefined) {
+      tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run()
+      endAccess()
+    }
+    if (user === undefined || user.email !== email) return { outcome: 'email_changed', sessionsEnded }
+
+    let claimed: ClaimedSetup | undefined
+    if (!user.emailVerified) {
+      // Nobody proved this address before: whoever registered it may not own it, nor what they set up.
+      const passkeysRemoved = tx.delete(passkeys).where(eq(passkeys.userId, userId)).returning({ id: passkeys.id, name: passkeys.name }).all()
+      tx.delete(webauthnChallenges).where(eq(webauthnChallenges.userId, userId)).run()
+      tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run()
+      tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, userId)).run()
+      const totp = tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).run().changes > 0
+      const identitiesRemoved = tx.delete(identities).where(and(eq(identities.userId, userId), identity === undefined
+        ? undefined
+        : or(ne(identities.provider, identity.provider), ne(identities.subject, identity.subject))))
+        .returning({ provider: identities.provider }).all().map(row => row.provider)
+      // A provider sign-in clears the password; a reset replaced it above; the verification link keeps the registrant's.
+      const passwordCleared = identity !== undefined
+      if (passwordCleared) tx.update(users).set({ passwordHash: null }).where(eq(users.id, userId)).run()
+      const removed = passkeysRemoved.length > 0 || totp || identitiesRemoved.length > 0
+      // The sessions that set it all up end (and with them their access tokens, through the log).
+      if (passwordHash === undefined && (passwordCleared || removed)) endAccess()
+      claimed = { passwordCleared, passkeys: passkeysRemoved, totp, identities: identitiesRemoved }
+      tx.update(users).set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, userId)).run()
+    }
+    if (identity !== undefined) {
+      tx.insert(identities).values({ ...identity, userId, createdAt: now }).onConflictDoNothing().run()
+      // Linked by a request that raced this one, to another user or beside ours: undo everything.
+      if (identityConflicts(tx, userId, identity)) throw new IdentityConflict()
+    }
+    return { outcome: 'proved', claimed, sessionsEnded }
   }
 
   async markEmailVerified (userId: number, email: string, now: Date) {
@@ -710,6 +760,24 @@ function logRevocations (tx: Tx, tokens: SQL | undefined, now: Date, userDeleted
     from (select ${refreshTokens.familyId} as family_id, min(${refreshTokens.userId}) as user_id from ${refreshTokens}
       where ${tokens} group by ${refreshTokens.familyId}) t
     left join session_status_indexes s on s.session_id = t.family_id`).changes
+}
+
+/** Revokes the live refresh tokens matching `live`, with a revocation-log row per session; returns how many sessions. */
+function revokeTokens (tx: Tx, live: SQL | undefined, now: Date): number {
+  // One log row per session: their count is the number of sessions revoked.
+  const sessions = logRevocations(tx, live, now, false)
+  tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
+  return sessions
+}
+
+/** Thrown inside proveAddress's transaction to roll it back. */
+class IdentityConflict extends Error {}
+
+/** Whether the identity is another user's, or the user has another one at its provider. */
+function identityConflicts (tx: Tx, userId: number, identity: AddressProof['identity'] & object): boolean {
+  const atProvider = tx.select({ userId: identities.userId, subject: identities.subject }).from(identities)
+    .where(and(eq(identities.provider, identity.provider), or(eq(identities.subject, identity.subject), eq(identities.userId, userId)))).all()
+  return atProvider.some(row => row.userId !== userId || row.subject !== identity.subject)
 }
 
 /** Uses a TOTP step (newer than the last used, of a confirmed secret) or an unused recovery code; false when it cannot. */

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import type { NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
+import type { AddressProof, AddressProofOutcome, NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
 import {
   InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, VerificationTokenExpiredError
 } from '../../src/errors.js'
@@ -45,10 +45,21 @@ export interface AccountLifecycle {
   sendVerificationMail (user: { id: number, email: string }): void
   /** Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's path. */
   sendPasswordResetMail (email: string): void
-  /** Sets the password from a mailed token, voids every other token and ends every session. */
+  /**
+   * Sets the password from a mailed token, voids every other token and ends every session. The link proves
+   * the address: an account whose address was never verified is claimed (see proveAddress); a verified one
+   * keeps its second factors.
+   */
   resetPassword (token: string, newPassword: string, client: Client): Promise<void>
-  /** Marks the address the token was mailed to as verified. */
-  verifyEmail (token: string): Promise<void>
+  /** Marks the address the token was mailed to as verified; a never-verified account is claimed (see proveAddress). */
+  verifyEmail (token: string, client: Client): Promise<void>
+  /**
+   * Someone proved they own the user's address (a reset, the verification link, a provider that verified
+   * it): AccountStore.proveAddress, in one transaction. On an account whose address was never verified,
+   * whatever the registrant set up (passkeys, TOTP, recovery codes, pending second steps, identities,
+   * sessions; with a provider, the password) is gone: pre-hijacking. Records what went as security events.
+   */
+  proveAddress (proof: AddressProof, client: Client): Promise<AddressProofOutcome>
 }
 
 export interface AccountOptions {
@@ -186,22 +197,39 @@ export default fp<AccountOptions>(async (fastify, options) => {
       // Before the token is used: a password the policy refuses must not burn the link.
       const passwordHash = await account.acceptNewPassword(newPassword)
       await useToken(record, now)
-      await store.setPasswordHash(record.userId, passwordHash, now)
-      await store.voidOneTimeTokens(record.userId, now)
-      await sessions.endAll(record.userId, client)
-      // The link reached the inbox: that proves the address too, if it is still the user's.
-      await store.markEmailVerified(record.userId, record.email, now)
+      // The password, the voided tokens, the ended sessions, and (the link reached the inbox) the proof of the address, together.
+      const outcome = await account.proveAddress({ userId: record.userId, email: record.email, passwordHash }, client)
       // The owner proved control of the address: the lockout a guesser caused ends.
       await loginThrottle.succeeded(record.email)
-      await securityEvents.record('password_reset', client, { userId: record.userId })
+      const claimed = outcome.outcome === 'proved' && outcome.claimed !== undefined
+      await securityEvents.record('password_reset', client, { userId: record.userId, ...(claimed ? { detail: { address_claimed: true } } : {}) })
     },
 
-    async verifyEmail (token) {
+    async verifyEmail (token, client) {
       const now = new Date()
       const record = await usableToken(token, 'verify_email', now)
       await useToken(record, now)
       // Mailed to an address the user has since changed: it proves nothing about the current one.
-      if (!await store.markEmailVerified(record.userId, record.email, now)) throw new InvalidVerificationTokenError()
+      const outcome = await account.proveAddress({ userId: record.userId, email: record.email }, client)
+      if (outcome.outcome !== 'proved') throw new InvalidVerificationTokenError()
+    },
+
+    async proveAddress (proof, client) {
+      const outcome = await store.proveAddress(proof, new Date())
+      if (outcome.outcome === 'identity_conflict') return outcome
+      const { userId } = proof
+      if (outcome.sessionsEnded > 0) {
+        await securityEvents.record('session_revoked', client, { userId, detail: { reason: 'all sessions ended', sessions: outcome.sessionsEnded } })
+      }
+      if (outcome.outcome !== 'proved' || outcome.claimed === undefined) return outcome
+      // What the registrant of a never-verified address had set up, and the owner's proof removed.
+      const reason = 'address_proved'
+      for (const passkey of outcome.claimed.passkeys) {
+        await securityEvents.record('passkey_removed', client, { userId, detail: { passkey_id: passkey.id, name: passkey.name, reason } })
+      }
+      if (outcome.claimed.totp) await securityEvents.record('mfa_disabled', client, { userId, detail: { method: 'totp', reason } })
+      for (const provider of outcome.claimed.identities) await securityEvents.record('identity_unlinked', client, { userId, detail: { provider, reason } })
+      return outcome
     }
   }
   fastify.decorate('account', account)

@@ -17,10 +17,12 @@ declare module 'fastify' {
 
 /**
  * Why a provider sign-in found no account to sign in to; the browser is sent back with `#error=<reason>`.
- * email_required: the provider gave no email. account_exists: an account holds the email and the
- * provider does not say it verified it. identity_conflict: the account has another identity at that provider.
+ * email_required: the provider gave no email. email_not_verified: the provider does not say it verified the
+ * email, which then neither makes an account nor opens one (whether one exists is not told).
+ * identity_conflict: the account with the email has another identity at that provider.
+ * account_exists: the address was registered while the sign-in made its account, twice over.
  */
-export type SignInRefusal = 'email_required' | 'account_exists' | 'identity_conflict'
+export type SignInRefusal = 'email_required' | 'email_not_verified' | 'account_exists' | 'identity_conflict'
 
 export class SignInRefusedError extends Error {
   constructor (readonly reason: SignInRefusal) {
@@ -38,10 +40,10 @@ export type SignInOutcome = { kind: 'session', session: StartedSession } | { kin
 
 export interface Identities {
   /**
-   * The account of the provider's claims: the one linked to (provider, sub); else the one with the
-   * email when the provider says it verified the email (linked now; an account whose email was
-   * never verified first loses its password and sessions: pre-hijacking); else a new one without a
-   * password. Throws SignInRefusedError.
+   * The account of the provider's claims: the one linked to (provider, sub); else, only when the provider
+   * says it verified the email, the one with that email (linked now; an account whose email was never
+   * verified is claimed first: account.proveAddress, pre-hijacking) or a new one without a password.
+   * Throws SignInRefusedError.
    */
   accountFor (provider: string, claims: ProviderClaims, variant: Variant, client: Client): Promise<UserRecord>
   /** The one place that decides what a provider sign-in yields: a session, or a second factor to ask for. Records the login. */
@@ -75,28 +77,22 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
 export default fp(async (fastify) => {
   const { store, sessions, securityEvents, account, mfa } = fastify
 
-  /** Links the identity to an account found by a verified email, after taking the account from whoever registered the address without owning it. */
-  async function linkByEmail (user: UserRecord, provider: string, claims: ProviderClaims & { email: string }, client: Client): Promise<UserRecord> {
-    const now = new Date()
-    const unverified = !user.emailVerified
-    if (unverified) {
-      // Nobody proved this address before; the provider just did. Whoever set the password may not own it.
-      await store.setPasswordHash(user.id, null, now)
-      await store.voidOneTimeTokens(user.id, now)
-      await sessions.endAll(user.id, client)
-      await store.markEmailVerified(user.id, claims.email, now)
-    }
-    if (!await store.linkIdentity({ provider, subject: claims.subject, userId: user.id, email: claims.email }, now)) {
-      // Another request linked this very identity first, or the account has another one at this provider.
-      const linked = await store.findIdentity(provider, claims.subject)
-      if (linked?.userId === user.id) return user
-      throw new SignInRefusedError('identity_conflict')
-    }
-    await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, password_cleared: unverified } })
-    return await store.findUserById(user.id) ?? user
+  /**
+   * Links the identity to an account found by a verified email. The account's address was proved just now:
+   * one whose address nobody proved before is claimed from whoever registered it, in the same transaction
+   * as the link, and only when the link can be made (identity_conflict changes nothing).
+   */
+  async function linkByEmail (user: UserRecord, provider: string, claims: ProviderClaims & { email: string }, client: Client): Promise<UserRecord | undefined> {
+    const outcome = await account.proveAddress({ userId: user.id, email: claims.email, identity: { provider, subject: claims.subject, email: claims.email } }, client)
+    if (outcome.outcome === 'identity_conflict') throw new SignInRefusedError('identity_conflict')
+    // The address changed (or the account went) since it was found: judge again.
+    if (outcome.outcome === 'email_changed') return undefined
+    const passwordCleared = outcome.claimed?.passwordCleared ?? false
+    await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, password_cleared: passwordCleared } })
+    return await store.findUserById(user.id)
   }
 
-  async function createAccount (provider: string, claims: ProviderClaims & { email: string }, variant: Variant, client: Client): Promise<UserRecord> {
+  async function createAccount (provider: string, claims: ProviderClaims & { email: string }, variant: Variant, client: Client): Promise<UserRecord | undefined> {
     const names = namesOf(claims, claims.email)
     for (let attempt = 0; ; attempt++) {
       const username = variant === 'cookie' ? candidateUsername(claims.preferredUsername, claims.email, attempt) : null
@@ -105,46 +101,52 @@ export default fp(async (fastify) => {
         const user = await store.createUserWithIdentity({ ...names, username, email: claims.email, passwordHash: null },
           { provider, subject: claims.subject, email: claims.email }, now)
         await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, new_account: true } })
-        if (claims.emailVerified) {
-          await store.markEmailVerified(user.id, claims.email, now)
-          return await store.findUserById(user.id) ?? user
-        }
-        account.sendVerificationMail(user)
-        return user
+        // Only a verified email makes an account (accountFor): the provider proved the address.
+        await store.markEmailVerified(user.id, claims.email, now)
+        return await store.findUserById(user.id) ?? user
       } catch (error) {
         if (error instanceof DuplicateValueError && error.field === 'username' && attempt + 1 < USERNAME_ATTEMPTS) continue
-        // The address was registered meanwhile (or a parallel sign-in won): judge again with what the store now holds.
-        if (error instanceof DuplicateValueError && error.field === 'email') throw new SignInRefusedError('account_exists')
+        // The address was registered meanwhile: accountFor judges again with what the store now holds.
+        if (error instanceof DuplicateValueError && error.field === 'email') return undefined
         throw error
       }
     }
   }
 
+  /** One judgement of accountFor; undefined when the store changed under it (judge again). */
+  async function accountOnce (provider: string, claims: ProviderClaims, variant: Variant, client: Client): Promise<UserRecord | undefined> {
+    const linked = await store.findIdentity(provider, claims.subject)
+    if (linked !== undefined) {
+      const user = await store.findUserById(linked.userId)
+      if (user !== undefined) return user
+    }
+    if (claims.email === undefined) throw new SignInRefusedError('email_required')
+    // An address the provider did not verify proves nothing: it neither makes an account nor opens one,
+    // and the refusal is the same whether an account holds it or not.
+    if (!claims.emailVerified) throw new SignInRefusedError('email_not_verified')
+    const withEmail = { ...claims, email: claims.email }
+    const existing = await store.findUserByEmail(claims.email)
+    if (existing !== undefined) return await linkByEmail(existing, provider, withEmail, client)
+    try {
+      return await createAccount(provider, withEmail, variant, client)
+    } catch (error) {
+      // A parallel callback of the same identity created the account first: sign in to it.
+      if (!(error instanceof IdentityTakenError)) throw error
+      const winner = await store.findIdentity(provider, claims.subject)
+      const user = winner === undefined ? undefined : await store.findUserById(winner.userId)
+      if (user === undefined) throw error
+      return user
+    }
+  }
+
   const identities: Identities = {
     async accountFor (provider, claims, variant, client) {
-      const linked = await store.findIdentity(provider, claims.subject)
-      if (linked !== undefined) {
-        const user = await store.findUserById(linked.userId)
+      // Twice at most: an account registered or changed between the look-up and the write is judged again once.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const user = await accountOnce(provider, claims, variant, client)
         if (user !== undefined) return user
       }
-      if (claims.email === undefined) throw new SignInRefusedError('email_required')
-      const withEmail = { ...claims, email: claims.email }
-      const existing = await store.findUserByEmail(claims.email)
-      if (existing !== undefined) {
-        // An address the provider did not verify proves nothing: it never opens an existing account.
-        if (!claims.emailVerified) throw new SignInRefusedError('account_exists')
-        return await linkByEmail(existing, provider, withEmail, client)
-      }
-      try {
-        return await createAccount(provider, withEmail, variant, client)
-      } catch (error) {
-        // A parallel callback of the same identity created the account first: sign in to it.
-        if (!(error instanceof IdentityTakenError)) throw error
-        const winner = await store.findIdentity(provider, claims.subject)
-        const user = winner === undefined ? undefined : await store.findUserById(winner.userId)
-        if (user === undefined) throw error
-        return user
-      }
+      throw new SignInRefusedError('account_exists')
     },
 
     async signIn (user, provider, client) {

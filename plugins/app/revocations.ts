@@ -124,6 +124,11 @@ export default fp<RevocationsOptions>(async (fastify, options) => {
       await afterRevocation()
       return deleted
     },
+    async proveAddress (proof, now) {
+      const outcome = await store.proveAddress(proof, now)
+      if (outcome.outcome !== 'identity_conflict' && outcome.sessionsEnded > 0) await afterRevocation()
+      return outcome
+    },
     sessionState: revocations.sessionState
   })
 

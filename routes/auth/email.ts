@@ -4,6 +4,7 @@ import { clientAddressKey } from '../../src/client-address.js'
 import type { Config } from '../../src/config.js'
 import { AcceptedResponse, VerifyEmailBody } from '../../src/schemas/account.js'
 import { errorResponses } from '../../src/schemas/errors.js'
+import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach } from '../rate-limits.js'
 import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
@@ -20,12 +21,14 @@ const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastif
   fastify.post('/verify-email', {
     schema: {
       summary: 'Mark the email verified with the token of a verification link',
+      description: 'On an account whose address was never verified, whatever was set up before the proof (passkeys, TOTP and ' +
+        'recovery codes, linked providers) is removed, and when anything was, every session ends: whoever registered the address may not own it. The password stays.',
       security: NO_CREDENTIALS,
       body: VerifyEmailBody,
       response: { 204: Type.Null(), ...errorResponses(400, 403, 413, 415, 500, 503) }
     }
   }, async (request, reply) => {
-    await account.verifyEmail(request.body.token)
+    await account.verifyEmail(request.body.token, clientOf(request))
     return reply.code(204).send(null)
   })
 

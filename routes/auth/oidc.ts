@@ -78,7 +78,11 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     schema: {
       security: NO_CREDENTIALS,
       summary: 'Where the provider sends the browser back (register this URL at the provider)',
-      description: 'A missing, forged or expired state is 400 INVALID_STATE and sets nothing. Otherwise the browser goes back to redirect_to: with #error=<code> when the provider refused or its answer failed a check; ' +
+      description: 'A missing, forged or expired state is 400 INVALID_STATE and sets nothing. Otherwise the browser goes back to redirect_to: with #error=<code> when the provider refused or its answer failed a check, ' +
+        'or the sign-in was refused: email_required (no email given), email_not_verified (the provider did not verify the email: it neither makes an account nor opens one), ' +
+        'identity_conflict (the account with that email has another identity at this provider; nothing is changed). ' +
+        'A verified email opens the account that holds it; one whose address was never verified is claimed first: its password, passkeys, TOTP, ' +
+        'recovery codes, other identities and sessions are gone. ' +
         (variant === 'cookie'
           ? 'signed in, through a page of ours (200 text/html) that moves on by itself, so that the SameSite=Strict session cookies are sent on arrival.'
           : 'with a one-time #code= (60 s) for POST /auth/oidc/exchange.'),

@@ -62,6 +62,9 @@ const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (
   fastify.post('/reset-password', {
     schema: {
       summary: 'Set a new password with the token of a reset link; every session of the user is revoked',
+      description: 'The link proves the address. An account whose address was never verified is then verified and loses ' +
+        'whatever was set up before (passkeys, TOTP and recovery codes, linked providers): its registrant may not own the address. ' +
+        'An account already verified keeps its passkeys and TOTP: a reset never turns a second factor off.',
       security: NO_CREDENTIALS,
       body: ResetPasswordBody,
       response: { 204: Type.Null(), ...errorResponses(400, 403, 413, 415, 429, 500, 503) }

@@ -4,7 +4,7 @@ import type { AccountStore } from '../../db/store.js'
  * The store as every plugin and route sees it: each method passes through to `store` (looked up
  * at each call), except `overrides`. The revocations plugin overrides the methods that revoke, so
  * that every revocation path (logout, logout-all, password change or reset, session delete, refresh
- * reuse, email change, account deletion, and any added later) updates this process's revocation set
+ * reuse, email change, account deletion, an address proved, and any added later) updates this process's revocation set
  * before it returns.
  */
 export function storeWith (store: AccountStore, overrides: Partial<AccountStore>): AccountStore {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../src/config.js'
 import { build } from '../fixtures/build.js'
-import { registerUser } from '../fixtures/factories.js'
+import { logIn, registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
@@ -184,15 +184,21 @@ t.test('redirect_to outside our paths and ALLOWED_ORIGINS is 400 INVALID_REDIREC
   t.match(callback.headers.get('location'), /^https:\/\/app\.example\/signed-in#code=/, 'an allowed origin gets the code')
 })
 
-t.test('pre-hijacking: an account registered with the address but never verified loses its password and sessions when the owner signs in', async (t) => {
+t.test('pre-hijacking: an account registered with the address but never verified loses its password, sessions, passkeys, TOTP and identities when the owner signs in', async (t) => {
   const service = await serviceWithProvider(t, 'header')
   const squatter = await registerUser(service.server, 'header', { email: 'owner@example.test' })
-  const squatterLogin = (await passwordLogin(service.server, squatter.email, squatter.password)).json()
+  const squatterLogin = await logIn(service.server, 'header', squatter)
+  // What a squatter sets up before the owner proves the address: a passkey, TOTP, an identity at another provider.
+  const now = new Date()
+  await service.server.store.createPasskey({ id: 'squatter-passkey', userId: squatter.id, credentialId: 'squatter-credential', publicKey: 'key', counter: 0, transports: [], name: 'Squatter' }, now)
+  await enableTotp(service.server, 'header', squatterLogin)
+  await service.server.store.linkIdentity({ provider: 'elsewhere', subject: 'squatter', userId: squatter.id, email: null }, now)
   service.provider.accounts.set('owner', { email: 'owner@example.test', email_verified: true, given_name: 'Real', family_name: 'Owner' })
 
   const { callback } = await signIn(service, 'owner')
   const login = (await exchange(service, fragmentOf(callback).get('code') ?? '')).json()
   t.equal(login.user.id, squatter.id, 'linked to the account with that email')
+  t.ok(login.accessToken, 'signed in without the squatter\'s TOTP code')
   t.equal((await passwordLogin(service.server, squatter.email, squatter.password)).statusCode, 401, 'the squatter\'s password no longer works')
   const refresh = await service.server.inject({
     method: 'POST',
@@ -200,8 +206,13 @@ t.test('pre-hijacking: an account registered with the address but never verified
     headers: { authorization: `Bearer ${squatterLogin.accessToken}`, 'x-refresh-token': `Bearer ${squatterLogin.refreshToken}` }
   })
   t.equal(refresh.statusCode, 401, 'the squatter\'s session has ended')
+  t.same(await service.server.store.listPasskeys(squatter.id), [], 'the squatter\'s passkey is gone')
+  t.equal(await service.server.store.findTotp(squatter.id), undefined, 'the squatter\'s TOTP is gone')
+  t.equal(await service.server.store.countRecoveryCodes(squatter.id), 0, 'and its recovery codes')
+  t.same((await service.server.store.listIdentities(squatter.id)).map(identity => `${identity.provider}:${identity.subject}`), ['test:owner'], 'only the owner\'s identity is linked')
   const events = await service.server.store.listSecurityEvents(squatter.id, { limit: 20 })
   t.ok(events.some(event => event.type === 'identity_linked' && event.detail?.password_cleared === true), 'the clearing is recorded')
+  t.ok(events.some(event => event.type === 'passkey_removed' && event.detail?.reason === 'address_proved'), 'and the passkey\'s removal')
 })
 
 t.test('an account whose email was verified keeps its password when the owner links a provider', async (t) => {
@@ -222,7 +233,7 @@ t.test('a provider email that is not verified never links to an existing account
   service.provider.accounts.set('mallory', { email: 'taken@example.test', email_verified: false })
   const { callback } = await signIn(service, 'mallory')
   t.equal(callback.status, 303)
-  t.equal(callback.headers.get('location'), '/account#error=account_exists')
+  t.equal(callback.headers.get('location'), '/account#error=email_not_verified', 'refused as any unverified email is (it does not tell that an account exists)')
   t.same(await service.server.store.listIdentities(holder.id), [], 'nothing linked')
   t.equal((await passwordLogin(service.server, holder.email, holder.password)).statusCode, 200, 'the holder keeps the account')
 })
@@ -333,14 +344,15 @@ t.test('with both variants mounted under prefixes, each has its own callback and
   t.equal((await server.store.listUsers({ limit: 10 })).length, 1, 'one account for one identity, whichever variant')
 })
 
-t.test('with REQUIRE_EMAIL_VERIFICATION, an address the provider did not verify does not sign in until the mailed link is followed', async (t) => {
+t.test('with REQUIRE_EMAIL_VERIFICATION, a linked account whose address is unverified (changed since) does not sign in until it is verified again', async (t) => {
   const service = await serviceWithProvider(t, 'header', { REQUIRE_EMAIL_VERIFICATION: 'true' })
-  service.provider.accounts.set('unsure', { email: 'unsure@example.test', email_verified: false })
+  const first = await signIn(service, 'unsure')
+  t.ok(fragmentOf(first.callback).has('code'), 'a verified provider email signs in')
+  const user = await service.server.store.findUserByEmail('unsure@example.test')
+  await service.server.store.updateUser(user?.id ?? 0, { email: 'changed@example.test', emailVerified: false, emailVerifiedAt: null })
   const { callback } = await signIn(service, 'unsure')
   t.equal(callback.headers.get('location'), '/account#error=email_not_verified')
-  const user = await service.server.store.findUserByEmail('unsure@example.test')
-  t.equal(user?.emailVerified, false, 'the account is made, unverified')
-  await service.server.store.markEmailVerified(user?.id ?? 0, 'unsure@example.test', new Date())
+  await service.server.store.markEmailVerified(user?.id ?? 0, 'changed@example.test', new Date())
   const again = await signIn(service, 'unsure')
   t.ok(fragmentOf(again.callback).has('code'), 'once verified, it signs in')
 })

@@ -13,10 +13,10 @@ const labels = new Map()
 const ERROR_MESSAGES = {
   access_denied: 'The sign-in was cancelled at the provider: you are not signed in.',
   invalid_response: 'The provider\'s answer could not be trusted or has expired. Try signing in again.',
-  account_exists: 'An account with that email address exists already, and the provider did not confirm the address is yours: sign in with that account\'s password.',
-  identity_conflict: 'That provider account is linked to another account here.',
+  account_exists: 'An account with that email address exists already and could not be linked just now. Try signing in again.',
+  identity_conflict: 'The account with that email address already has another account of this provider linked to it. Sign in with that one, or with the account\'s password.',
   email_required: 'The provider did not share your email address, which an account here needs.',
-  email_not_verified: 'The provider has not verified your email address. Verify it there, then try again.'
+  email_not_verified: 'The provider has not confirmed that this email address is yours, so it cannot sign you in here. Confirm the address with the provider (or follow the verification link we mailed you), then try again.'
 }
 
 /** The fragment the sign-in's callback left (#error=… or #mfa_token=…), removed from the address bar at once. */
