@@ -149,7 +149,7 @@ export default fp(async (fastify) => {
 
     async signIn (user, provider, client) {
       // With TOTP on, the provider is the first factor only: no session before the code.
-      if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id) }
+      if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, provider) }
       const session = await sessions.start(user.id, client)
       await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: 'oidc', provider } })
       return { kind: 'session', session }

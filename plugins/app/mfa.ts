@@ -33,7 +33,10 @@ export interface Mfa {
    * confirmed. 403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE; 409 TOTP_ALREADY_ENABLED.
    */
   beginTotp (actor: Actor): Promise<{ secret: string, otpauthUrl: string }>
-  /** Turns TOTP on with a current code (400 INVALID_MFA_CODE otherwise); returns the recovery codes, shown once. */
+  /**
+   * Turns TOTP on with a current code (400 INVALID_MFA_CODE otherwise) and ends every other session of the
+   * user; returns the recovery codes, shown once.
+   */
   confirmTotp (actor: Actor, code: string): Promise<string[]>
   /** Turns TOTP off, recovery codes with it (fresh session needed). Idempotent. */
   disableTotp (actor: Actor): Promise<void>
@@ -42,13 +45,25 @@ export interface Mfa {
   status (userId: number): Promise<MfaStatus>
   /** Whether a login of the user, after the right password, needs a second step. */
   isRequired (userId: number): Promise<boolean>
-  /** A new mfa_token for the second step of the user's login (only its hash is stored), valid MFA_TOKEN_TTL. */
-  challenge (userId: number): Promise<string>
+  /**
+   * A new mfa_token for the second step of the user's login (only its hash is stored), valid MFA_TOKEN_TTL.
+   * After a provider sign-in (`provider` given) the provider's name rides in the token, as in the
+   * exchange's one-time code; the stored hash covers it, so the login is recorded with the first factor it really had.
+   */
+  challenge (userId: number, provider?: string): Promise<string>
+  /** The provider whose sign-in an mfa_token followed; undefined after a password (see challenge). */
+  providerOf (mfaToken: string): string | undefined
   /** The challenge of an mfa_token while it may still be tried (unused, unexpired, not void); else undefined. */
   openChallenge (mfaToken: string): Promise<MfaChallengeRecord | undefined>
   /** Tries a TOTP or recovery code against the challenge, atomically (see AccountStore.attemptMfaChallenge). */
   attempt (mfaToken: string, userId: number, code: string): Promise<MfaVerdict>
+  /**
+   * A code of a signed-in user (re-authentication), judged as a login's second step is, through a
+   * one-shot challenge: a TOTP step or a recovery code is consumed once, whichever path it is used on.
+   */
+  confirmCode (userId: number, code: string): Promise<MfaVerdict>
 }
+
 
 export interface MfaOptions {
   /** The issuer an authenticator app shows beside the account (JWT_ISSUER). */
@@ -114,6 +129,9 @@ export default fp<MfaOptions>(async (fastify, options) => {
       // The confirming code's step counts as used: it cannot also pass a login's second step.
       if (!await store.confirmTotp(user.id, step, hashesOf(user.id, recoveryCodes), new Date())) throw new TotpSetupNotStartedError()
       await securityEvents.record('mfa_enabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
+      // A session signed in with the password alone (a thief's, say) would outlive the move to two factors: as after
+      // a password change, every other session ends; this one goes on.
+      await sessions.endAll(user.id, client, { exceptSessionId: sessionId })
       return recoveryCodes
     },
 
@@ -143,8 +161,9 @@ export default fp<MfaOptions>(async (fastify, options) => {
       return isConfirmed(await store.findTotp(userId))
     },
 
-    async challenge (userId) {
-      const mfaToken = newOneTimeToken()
+    async challenge (userId, provider) {
+      // Provider names have no '.' (OIDC_PROVIDERS), random parts are base64url: the first '.' ends the name.
+      const mfaToken = provider === undefined ? newOneTimeToken() : `${provider}.${newOneTimeToken()}`
       const now = new Date()
       await store.createMfaChallenge({ tokenHash: hashOneTimeToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
       return mfaToken
@@ -154,6 +173,15 @@ export default fp<MfaOptions>(async (fastify, options) => {
       const challenge = await store.findMfaChallenge(hashOneTimeToken(mfaToken))
       if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt.getTime() <= Date.now() || challenge.failures >= MFA_MAX_FAILURES) return undefined
       return challenge
+    },
+
+    providerOf (mfaToken) {
+      const separator = mfaToken.indexOf('.')
+      return separator > 0 ? mfaToken.slice(0, separator) : undefined
+    },
+
+    async confirmCode (userId, code) {
+      return await mfa.attempt(await mfa.challenge(userId), userId, code)
     },
 
     async attempt (mfaToken, userId, code) {
