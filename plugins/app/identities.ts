@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { DuplicateValueError, IdentityTakenError, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../../src/config.js'
 import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../../src/errors.js'
+import { signInMethodNotice } from '../../src/mails.js'
 import { candidateUsername } from '../../src/oidc/usernames.js'
 import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { Actor } from './account.js'
@@ -73,7 +74,7 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
  * header variant's one-time code, and the identities a user sees and unlinks.
  */
 export default fp(async (fastify) => {
-  const { store, sessions, securityEvents, account, mfa } = fastify
+  const { store, sessions, securityEvents, account, mfa, mailer } = fastify
 
   /** Links the identity to an account found by a verified email, after taking the account from whoever registered the address without owning it. */
   async function linkByEmail (user: UserRecord, provider: string, claims: ProviderClaims & { email: string }, client: Client): Promise<UserRecord> {
@@ -93,6 +94,7 @@ export default fp(async (fastify) => {
       throw new SignInRefusedError('identity_conflict')
     }
     await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, password_cleared: unverified } })
+    await mailer.enqueue(signInMethodNotice(user.email, { kind: 'identity_linked', provider }, now, client))
     return await store.findUserById(user.id) ?? user
   }
 
@@ -192,4 +194,4 @@ export default fp(async (fastify) => {
     }
   }
   fastify.decorate('identities', identities)
-}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa'] })
+}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa', 'mailer'] })

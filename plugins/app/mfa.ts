@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
 import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../src/errors.js'
+import { signInMethodNotice } from '../../src/mails.js'
 import { hashRecoveryCode, newRecoveryCodes } from '../../src/mfa/recovery-codes.js'
 import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../src/mfa/totp.js'
 import { createSealer, isSealed } from '../../src/secrets/sealing.js'
@@ -64,7 +65,6 @@ export interface Mfa {
   confirmCode (userId: number, code: string): Promise<MfaVerdict>
 }
 
-
 export interface MfaOptions {
   /** The issuer an authenticator app shows beside the account (JWT_ISSUER). */
   issuer: string
@@ -83,7 +83,7 @@ class TotpSecretUnavailableError extends Error {}
  * account lockout, is authentication.completeMfaLogin.
  */
 export default fp<MfaOptions>(async (fastify, options) => {
-  const { store, sessions, securityEvents } = fastify
+  const { store, sessions, securityEvents, mailer } = fastify
   const sealer = options.signingKeyEncryptionKey === undefined ? undefined : createSealer(options.signingKeyEncryptionKey)
   const ttlMs = options.mfaTokenTtlSeconds * 1000
   // The owner as associated data: a sealed secret copied onto another user's row does not open.
@@ -140,6 +140,7 @@ export default fp<MfaOptions>(async (fastify, options) => {
       const wasConfirmed = isConfirmed(await store.findTotp(user.id))
       if (await store.deleteTotp(user.id) && wasConfirmed) {
         await securityEvents.record('mfa_disabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
+        await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_disabled' }, new Date(), client))
       }
     },
 
@@ -192,4 +193,4 @@ export default fp<MfaOptions>(async (fastify, options) => {
     }
   }
   fastify.decorate('mfa', mfa)
-}, { name: 'mfa', dependencies: ['store', 'sessions', 'security-events'] })
+}, { name: 'mfa', dependencies: ['store', 'sessions', 'security-events', 'mailer'] })

@@ -9,6 +9,7 @@ import {
   EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
 } from '../../src/errors.js'
+import { signInMethodNotice } from '../../src/mails.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
@@ -89,7 +90,7 @@ function challengeIn (clientDataJSON: string): string | undefined {
  * judged after the signature: a counter that goes back is refused and recorded.
  */
 export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requireEmailVerification }) => {
-  const { store, sessions, securityEvents, loginThrottle, log } = fastify
+  const { store, sessions, securityEvents, loginThrottle, mailer, log } = fastify
 
   async function issueChallenge (purpose: WebauthnChallengePurpose, userId: number | null): Promise<Uint8Array<ArrayBuffer>> {
     const challenge = new Uint8Array(randomBytes(32))
@@ -200,6 +201,8 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       const now = new Date()
       if (!await store.createPasskey(passkey, now)) throw new PasskeyAlreadyRegisteredError()
       await securityEvents.record('passkey_added', client, { userId: user.id, sessionId, detail: { passkey_id: passkey.id, name: passkey.name } })
+      // In the outbox before the answer: a passkey is a way in, and its owner must hear of one they did not add.
+      await mailer.enqueue(signInMethodNotice(user.email, { kind: 'passkey_added', name: passkey.name }, now, client))
       return { ...passkey, createdAt: now, lastUsedAt: null }
     },
 
@@ -251,4 +254,4 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     }
   }
   fastify.decorate('passkeys', passkeys)
-}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'login-throttle'] })
+}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'login-throttle', 'mailer'] })
