@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { UserRecord } from '../../db/store.js'
 import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, mfaRequired } from '../../src/errors.js'
+import type { MfaVerdict } from './mfa.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 
@@ -88,8 +89,8 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
     }
   }
 
-  /** A TOTP or recovery code of a signed-in user, under the account lockout as at a login's second step; 401 INVALID_MFA_CODE. */
-  async function confirmCode (user: UserRecord, code: string, client: Client, subject: { userId: number, sessionId: string }): Promise<void> {
+  /** A TOTP or recovery code of a signed-in user, under the account lockout as at a login's second step; 401 INVALID_MFA_CODE. Returns its kind. */
+  async function confirmCode (user: UserRecord, code: string, client: Client, subject: { userId: number, sessionId: string }): Promise<MfaVerdict['method']> {
     const reservation = await loginThrottle.reserve(user.email)
     const verdict = await settled(user.email, () => mfa.confirmCode(user.id, code))
     if (verdict.outcome === 'passed') {
@@ -97,7 +98,7 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       if (verdict.method === 'recovery_code') {
         await securityEvents.record('recovery_code_used', client, { ...subject, detail: { left: await store.countRecoveryCodes(user.id) } })
       }
-      return
+      return verdict.method
     }
     if (verdict.outcome === 'refused') {
       await securityEvents.record('mfa_failed', client, { ...subject, detail: { method: verdict.method, failures: verdict.failures } })
@@ -187,17 +188,17 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
         ? await passwords.verifyNothing(password)
         : await passwords.verify(passwordHash, password), client, subject, false)
       if (!matches) throw new InvalidCredentialsError()
-      const secondStep = await settled(user.email, () => mfa.isRequired(user.id))
-      if (!secondStep) {
-        await loginThrottle.succeeded(user.email)
-      } else {
+      let method = 'password'
+      if (await settled(user.email, () => mfa.isRequired(user.id))) {
         // A one-factor step-up would unlock turning the second factor off: the code is needed too.
         await loginThrottle.release(user.email)
         if (code === undefined || code.trim() === '') throw new MfaCodeRequiredError()
-        await confirmCode(user, code, client, subject)
+        method = `password+${await confirmCode(user, code, client, subject)}`
+      } else {
+        await loginThrottle.succeeded(user.email)
       }
       await sessions.markAuthenticated(sessionId)
-      await securityEvents.record('reauthenticated', client, { ...subject, detail: { method: secondStep ? 'password+totp' : 'password' } })
+      await securityEvents.record('reauthenticated', client, { ...subject, detail: { method } })
     }
   }
   fastify.decorate('authentication', authentication)

@@ -55,6 +55,9 @@ t.test('a TOTP account re-authenticates with its password and a current code, ne
 
   t.equal((await reauthenticate(server, session, { password: session.user.password, code: codeAt(secret, 1) })).statusCode, 204)
   t.equal((await turnTotpOff(server, session)).statusCode, 204, 'both factors together make the session fresh')
+  const events = await server.store.listSecurityEvents(session.user.id, { limit: 10 })
+  t.match(events.find(event => event.type === 'reauthenticated')?.detail, { method: 'password+totp' })
+  t.ok(events.some(event => event.type === 'mfa_failed'), 'the wrong code is recorded')
 })
 
 t.test('a recovery code stands in for the TOTP code at re-authentication, once', async (t) => {
@@ -63,6 +66,8 @@ t.test('a recovery code stands in for the TOTP code at re-authentication, once',
   const { recoveryCodes } = await enableTotp(server, variant, session)
   await staleSession(server, session)
   t.equal((await reauthenticate(server, session, { password: session.user.password, code: recoveryCodes[0] })).statusCode, 204)
+  const events = await server.store.listSecurityEvents(session.user.id, { limit: 10 })
+  t.match(events.find(event => event.type === 'reauthenticated')?.detail, { method: 'password+recovery_code' })
   await staleSession(server, session)
   assertError(t, await reauthenticate(server, session, { password: session.user.password, code: recoveryCodes[0] }), 401, 'INVALID_MFA_CODE')
 })
