@@ -44,3 +44,44 @@ export function emailChangedNotice (previousEmail: string, newEmail: string, at:
       'quoting this mail, so that the change can be undone and your account recovered.\n'
   }
 }
+
+/** A change to how the account is signed in to, told to its owner: the one warning if it was not them. */
+export type SignInMethodChange =
+  | { kind: 'passkey_added', name: string }
+  | { kind: 'totp_disabled' }
+  | { kind: 'identity_linked', provider: string }
+
+/** The subject, and what happened (a clause after "On <date>"), of each change. */
+function describe (change: SignInMethodChange): { subject: string, what: string } {
+  switch (change.kind) {
+    case 'passkey_added':
+      return {
+        subject: 'A passkey was added to your account',
+        what: `a passkey named "${change.name}" was added to your account: it signs in without the password`
+      }
+    case 'totp_disabled':
+      return {
+        subject: 'Two-step sign-in was turned off',
+        what: 'the authenticator app (TOTP) of your account was turned off, its recovery codes with it: a sign-in no longer asks for a code'
+      }
+    case 'identity_linked':
+      return {
+        subject: 'A sign-in provider was linked to your account',
+        what: `a sign-in with the provider "${change.provider}" was linked to your account: it signs in without the password`
+      }
+  }
+}
+
+/** Sent to the account's address when a way to sign in is added or a second factor removed. */
+export function signInMethodNotice (to: string, change: SignInMethodChange, at: Date, client: Client): MailMessage {
+  const { subject, what } = describe(change)
+  return {
+    to,
+    subject,
+    text: `On ${at.toUTCString()} ${what}.\n\n` +
+      `The change was made from the address ${client.ip ?? 'unknown'} with ${client.userAgent ?? 'an unknown device'}.\n\n` +
+      'If this was you, nothing needs doing.\n' +
+      'If it was not you, someone else can sign in to your account: reset your password, end every session from the account page, ' +
+      'and remove what you did not add (or reply to this mail to reach support).\n'
+  }
+}

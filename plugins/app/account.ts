@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { AddressProof, AddressProofOutcome, NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
 import {
-  InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, VerificationTokenExpiredError
+  InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, ValidationFailedError,
+  VerificationTokenExpiredError
 } from '../../src/errors.js'
 import { emailChangedNotice, resetMail, verificationMail } from '../../src/mails.js'
 import { assertPasswordAllowed } from '../../src/password-policy.js'
@@ -39,8 +40,12 @@ export interface AccountLifecycle {
   updateProfile (actor: Actor, changes: Pick<UserChanges, 'firstName' | 'lastName' | 'username' | 'email'>): Promise<{ session?: StartedSession }>
   /** Confirms the current password, stores the new one, voids one-time tokens and ends every other session. */
   changePassword (actor: Actor, currentPassword: string, newPassword: string): Promise<void>
-  /** Confirms the password and deletes the account, its sessions and tokens with it. */
-  deleteAccount (actor: Actor, password: string): Promise<void>
+  /**
+   * Confirms the password and deletes the account, its sessions and tokens with it. An account without a
+   * password (provider or passkey only) needs a fresh session instead (403 REAUTHENTICATION_REQUIRED);
+   * an account with one that sends none is 400 VALIDATION_FAILED.
+   */
+  deleteAccount (actor: Actor, password: string | undefined): Promise<void>
   /** Mails a verification link to the user's address (token and mail written together), off the request's path. */
   sendVerificationMail (user: { id: number, email: string }): void
   /** Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's path. */
@@ -170,7 +175,13 @@ export default fp<AccountOptions>(async (fastify, options) => {
     },
 
     async deleteAccount ({ user, sessionId, client }, password) {
-      await authentication.confirmPassword(user, password, client, sessionId)
+      if (user.passwordHash === null) {
+        // Nothing to type: a recent sign-in (provider, passkey) or passkey re-authentication is the proof.
+        await sessions.requireFresh(sessionId)
+      } else {
+        if (password === undefined) throw new ValidationFailedError('body must have required property \'password\': confirm the account\'s password')
+        await authentication.confirmPassword(user, password, client, sessionId)
+      }
       // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
       if (!await store.deleteUser(user.id)) throw new UserNotFoundError()
       fastify.log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { UserRecord } from '../../db/store.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, mfaRequired } from '../../src/errors.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, mfaRequired } from '../../src/errors.js'
+import type { MfaVerdict } from './mfa.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 
@@ -30,8 +31,12 @@ export interface Authentication {
    * logins, so a stolen session cannot guess its way to the account.
    */
   confirmPassword (user: UserRecord, password: string, client: Client, sessionId: string): Promise<void>
-  /** A confirmed password makes the session fresh for sensitive actions (REAUTH_MAX_AGE). */
-  reauthenticate (user: UserRecord, password: string, client: Client, sessionId: string): Promise<void>
+  /**
+   * A confirmed password makes the session fresh for sensitive actions (REAUTH_MAX_AGE); on an account
+   * with TOTP only together with a current TOTP or recovery code (as a login needs both): without one
+   * 403 MFA_REQUIRED, a wrong one 401 INVALID_MFA_CODE, counted with the account's failed logins.
+   */
+  reauthenticate (user: UserRecord, proof: { password: string, code?: string }, client: Client, sessionId: string): Promise<void>
 }
 
 export interface AuthenticationOptions {
@@ -82,6 +87,27 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       await loginThrottle.release(account)
       throw error
     }
+  }
+
+  /** A TOTP or recovery code of a signed-in user, under the account lockout as at a login's second step; 401 INVALID_MFA_CODE. Returns its kind. */
+  async function confirmCode (user: UserRecord, code: string, client: Client, subject: { userId: number, sessionId: string }): Promise<MfaVerdict['method']> {
+    const reservation = await loginThrottle.reserve(user.email)
+    const verdict = await settled(user.email, () => mfa.confirmCode(user.id, code))
+    if (verdict.outcome === 'passed') {
+      await loginThrottle.succeeded(user.email)
+      if (verdict.method === 'recovery_code') {
+        await securityEvents.record('recovery_code_used', client, { ...subject, detail: { left: await store.countRecoveryCodes(user.id) } })
+      }
+      return verdict.method
+    }
+    if (verdict.outcome === 'refused') {
+      await securityEvents.record('mfa_failed', client, { ...subject, detail: { method: verdict.method, failures: verdict.failures } })
+      if (reservation.locks) await securityEvents.record('account_locked', client, { ...subject, detail: { failures: reservation.failures } })
+    } else {
+      // The one-shot challenge was gone (TOTP turned off meanwhile): nothing was judged.
+      await loginThrottle.release(user.email)
+    }
+    throw new InvalidMfaCodeError()
   }
 
   const authentication: Authentication = {
@@ -137,9 +163,14 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       if (verdict.method === 'recovery_code') {
         await securityEvents.record('recovery_code_used', client, { ...subject, detail: { left: await store.countRecoveryCodes(user.id) } })
       }
-      // Its authenticatedAt is now: the password and the code together are this session's proof (REAUTH_MAX_AGE).
+      // Its authenticatedAt is now: the first factor and the code together are this session's proof (REAUTH_MAX_AGE).
       const session = await sessions.start(user.id, client)
-      await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: `password+${verdict.method}` } })
+      // The first factor is the one the mfa_token was issued after: a password, or a provider's sign-in.
+      const provider = mfa.providerOf(mfaToken)
+      const firstFactor = provider === undefined ? {} : { provider }
+      await securityEvents.record('login', client, {
+        userId: user.id, sessionId: session.sessionId, detail: { method: `${provider === undefined ? 'password' : 'oidc'}+${verdict.method}`, ...firstFactor }
+      })
       return { user, session }
     },
 
@@ -149,10 +180,25 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       if (!matches) throw new InvalidCredentialsError()
     },
 
-    async reauthenticate (user, password, client, sessionId) {
-      await authentication.confirmPassword(user, password, client, sessionId)
+    async reauthenticate (user, { password, code }, client, sessionId) {
+      const { passwordHash } = user
+      const subject = { userId: user.id, sessionId }
+      // With TOTP the password alone settles nothing (as at login): the failures stay until a code passes.
+      const matches = await judged(user.email, async () => passwordHash === null
+        ? await passwords.verifyNothing(password)
+        : await passwords.verify(passwordHash, password), client, subject, false)
+      if (!matches) throw new InvalidCredentialsError()
+      let method = 'password'
+      if (await settled(user.email, () => mfa.isRequired(user.id))) {
+        // A one-factor step-up would unlock turning the second factor off: the code is needed too.
+        await loginThrottle.release(user.email)
+        if (code === undefined || code.trim() === '') throw new MfaCodeRequiredError()
+        method = `password+${await confirmCode(user, code, client, subject)}`
+      } else {
+        await loginThrottle.succeeded(user.email)
+      }
       await sessions.markAuthenticated(sessionId)
-      await securityEvents.record('reauthenticated', client, { userId: user.id, sessionId })
+      await securityEvents.record('reauthenticated', client, { ...subject, detail: { method } })
     }
   }
   fastify.decorate('authentication', authentication)

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { DuplicateValueError, IdentityTakenError, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../../src/config.js'
 import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../../src/errors.js'
+import { signInMethodNotice } from '../../src/mails.js'
 import { candidateUsername } from '../../src/oidc/usernames.js'
 import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { Actor } from './account.js'
@@ -75,7 +76,7 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
  * header variant's one-time code, and the identities a user sees and unlinks.
  */
 export default fp(async (fastify) => {
-  const { store, sessions, securityEvents, account, mfa } = fastify
+  const { store, sessions, securityEvents, account, mfa, mailer } = fastify
 
   /**
    * Links the identity to an account found by a verified email. The account's address was proved just now:
@@ -89,6 +90,7 @@ export default fp(async (fastify) => {
     if (outcome.outcome === 'email_changed') return undefined
     const passwordCleared = outcome.claimed?.passwordCleared ?? false
     await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, password_cleared: passwordCleared } })
+    await mailer.enqueue(signInMethodNotice(claims.email, { kind: 'identity_linked', provider }, new Date(), client))
     return await store.findUserById(user.id)
   }
 
@@ -151,7 +153,7 @@ export default fp(async (fastify) => {
 
     async signIn (user, provider, client) {
       // With TOTP on, the provider is the first factor only: no session before the code.
-      if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id) }
+      if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, provider) }
       const session = await sessions.start(user.id, client)
       await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: 'oidc', provider } })
       return { kind: 'session', session }
@@ -194,4 +196,4 @@ export default fp(async (fastify) => {
     }
   }
   fastify.decorate('identities', identities)
-}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa'] })
+}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa', 'mailer'] })

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
 import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../src/errors.js'
+import { signInMethodNotice } from '../../src/mails.js'
 import { hashRecoveryCode, newRecoveryCodes } from '../../src/mfa/recovery-codes.js'
 import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../src/mfa/totp.js'
 import { createSealer, isSealed } from '../../src/secrets/sealing.js'
@@ -33,7 +34,10 @@ export interface Mfa {
    * confirmed. 403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE; 409 TOTP_ALREADY_ENABLED.
    */
   beginTotp (actor: Actor): Promise<{ secret: string, otpauthUrl: string }>
-  /** Turns TOTP on with a current code (400 INVALID_MFA_CODE otherwise); returns the recovery codes, shown once. */
+  /**
+   * Turns TOTP on with a current code (400 INVALID_MFA_CODE otherwise) and ends every other session of the
+   * user; returns the recovery codes, shown once.
+   */
   confirmTotp (actor: Actor, code: string): Promise<string[]>
   /** Turns TOTP off, recovery codes with it (fresh session needed). Idempotent. */
   disableTotp (actor: Actor): Promise<void>
@@ -42,12 +46,23 @@ export interface Mfa {
   status (userId: number): Promise<MfaStatus>
   /** Whether a login of the user, after the right password, needs a second step. */
   isRequired (userId: number): Promise<boolean>
-  /** A new mfa_token for the second step of the user's login (only its hash is stored), valid MFA_TOKEN_TTL. */
-  challenge (userId: number): Promise<string>
+  /**
+   * A new mfa_token for the second step of the user's login (only its hash is stored), valid MFA_TOKEN_TTL.
+   * After a provider sign-in (`provider` given) the provider's name rides in the token, as in the
+   * exchange's one-time code; the stored hash covers it, so the login is recorded with the first factor it really had.
+   */
+  challenge (userId: number, provider?: string): Promise<string>
+  /** The provider whose sign-in an mfa_token followed; undefined after a password (see challenge). */
+  providerOf (mfaToken: string): string | undefined
   /** The challenge of an mfa_token while it may still be tried (unused, unexpired, not void); else undefined. */
   openChallenge (mfaToken: string): Promise<MfaChallengeRecord | undefined>
   /** Tries a TOTP or recovery code against the challenge, atomically (see AccountStore.attemptMfaChallenge). */
   attempt (mfaToken: string, userId: number, code: string): Promise<MfaVerdict>
+  /**
+   * A code of a signed-in user (re-authentication), judged as a login's second step is, through a
+   * one-shot challenge: a TOTP step or a recovery code is consumed once, whichever path it is used on.
+   */
+  confirmCode (userId: number, code: string): Promise<MfaVerdict>
 }
 
 export interface MfaOptions {
@@ -68,7 +83,7 @@ class TotpSecretUnavailableError extends Error {}
  * account lockout, is authentication.completeMfaLogin.
  */
 export default fp<MfaOptions>(async (fastify, options) => {
-  const { store, sessions, securityEvents } = fastify
+  const { store, sessions, securityEvents, mailer } = fastify
   const sealer = options.signingKeyEncryptionKey === undefined ? undefined : createSealer(options.signingKeyEncryptionKey)
   const ttlMs = options.mfaTokenTtlSeconds * 1000
   // The owner as associated data: a sealed secret copied onto another user's row does not open.
@@ -114,6 +129,9 @@ export default fp<MfaOptions>(async (fastify, options) => {
       // The confirming code's step counts as used: it cannot also pass a login's second step.
       if (!await store.confirmTotp(user.id, step, hashesOf(user.id, recoveryCodes), new Date())) throw new TotpSetupNotStartedError()
       await securityEvents.record('mfa_enabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
+      // A session signed in with the password alone (a thief's, say) would outlive the move to two factors: as after
+      // a password change, every other session ends; this one goes on.
+      await sessions.endAll(user.id, client, { exceptSessionId: sessionId })
       return recoveryCodes
     },
 
@@ -122,6 +140,7 @@ export default fp<MfaOptions>(async (fastify, options) => {
       const wasConfirmed = isConfirmed(await store.findTotp(user.id))
       if (await store.deleteTotp(user.id) && wasConfirmed) {
         await securityEvents.record('mfa_disabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
+        await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_disabled' }, new Date(), client))
       }
     },
 
@@ -143,8 +162,9 @@ export default fp<MfaOptions>(async (fastify, options) => {
       return isConfirmed(await store.findTotp(userId))
     },
 
-    async challenge (userId) {
-      const mfaToken = newOneTimeToken()
+    async challenge (userId, provider) {
+      // Provider names have no '.' (OIDC_PROVIDERS), random parts are base64url: the first '.' ends the name.
+      const mfaToken = provider === undefined ? newOneTimeToken() : `${provider}.${newOneTimeToken()}`
       const now = new Date()
       await store.createMfaChallenge({ tokenHash: hashOneTimeToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
       return mfaToken
@@ -156,6 +176,15 @@ export default fp<MfaOptions>(async (fastify, options) => {
       return challenge
     },
 
+    providerOf (mfaToken) {
+      const separator = mfaToken.indexOf('.')
+      return separator > 0 ? mfaToken.slice(0, separator) : undefined
+    },
+
+    async confirmCode (userId, code) {
+      return await mfa.attempt(await mfa.challenge(userId), userId, code)
+    },
+
     async attempt (mfaToken, userId, code) {
       const now = Date.now()
       const proof = await proofOf(userId, code, now)
@@ -164,4 +193,4 @@ export default fp<MfaOptions>(async (fastify, options) => {
     }
   }
   fastify.decorate('mfa', mfa)
-}, { name: 'mfa', dependencies: ['store', 'sessions', 'security-events'] })
+}, { name: 'mfa', dependencies: ['store', 'sessions', 'security-events', 'mailer'] })

@@ -9,6 +9,7 @@ import {
   EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
 } from '../../src/errors.js'
+import { signInMethodNotice } from '../../src/mails.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
@@ -48,6 +49,11 @@ export interface Passkeys {
    * 403 EMAIL_NOT_VERIFIED (with REQUIRE_EMAIL_VERIFICATION).
    */
   logIn (response: AuthenticationResponseJSON, client: Client): Promise<{ user: UserRecord, session: StartedSession }>
+  /**
+   * A passkey of the signed-in user, with user verification, makes its session fresh (REAUTH_MAX_AGE), as a
+   * passkey login would: the same 401 INVALID_PASSKEY (another user's passkey too) and PASSKEY_COUNTER_REGRESSED.
+   */
+  reauthenticate (user: UserRecord, response: AuthenticationResponseJSON, client: Client, sessionId: string): Promise<void>
 }
 
 export interface PasskeysOptions {
@@ -84,7 +90,7 @@ function challengeIn (clientDataJSON: string): string | undefined {
  * judged after the signature: a counter that goes back is refused and recorded.
  */
 export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requireEmailVerification }) => {
-  const { store, sessions, securityEvents, loginThrottle, log } = fastify
+  const { store, sessions, securityEvents, loginThrottle, mailer, log } = fastify
 
   async function issueChallenge (purpose: WebauthnChallengePurpose, userId: number | null): Promise<Uint8Array<ArrayBuffer>> {
     const challenge = new Uint8Array(randomBytes(32))
@@ -107,6 +113,52 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     return passkey
   }
 
+  /**
+   * The passkey that signed the answer to an authentication challenge (consumed), with user verification, its counter
+   * recorded; 401 INVALID_PASSKEY or PASSKEY_COUNTER_REGRESSED, each failure recorded against the passkey's owner.
+   */
+  async function verifiedAssertion (response: AuthenticationResponseJSON, client: Client): Promise<PasskeyRecord> {
+    const challenge = await consumeChallenge(response.response.clientDataJSON, 'authentication')
+    if (challenge === undefined) throw new InvalidPasskeyError()
+    const passkey = await store.findPasskeyByCredentialId(response.id)
+    if (passkey === undefined) throw new InvalidPasskeyError()
+    const { userHandle } = response.response
+    // The authenticator's account for this credential must be the credential's owner (WebAuthn §7.2 step 6).
+    if (typeof userHandle === 'string' && userHandle !== '' && userHandle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) {
+      throw new InvalidPasskeyError()
+    }
+    let verified = false
+    let newCounter = 0
+    try {
+      const verification = await (await webauthn()).verifyAuthenticationResponse({
+        response,
+        expectedChallenge: challenge,
+        expectedOrigin: origins,
+        expectedRPID: rpId,
+        // Counter 0 here: the library would judge the counter before the signature; we judge it after (below).
+        credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0, transports: passkey.transports as never },
+        requireUserVerification: true
+      })
+      verified = verification.verified
+      newCounter = verification.authenticationInfo.newCounter
+    } catch (error) {
+      log.info({ err: error, userId: passkey.userId }, 'passkey login not verified')
+    }
+    if (!verified) {
+      await securityEvents.record('login_failed', client, { userId: passkey.userId, detail: { method: 'passkey', passkey_id: passkey.id } })
+      throw new InvalidPasskeyError()
+    }
+    if (!await store.recordPasskeyUse(passkey.id, newCounter, new Date())) {
+      // A signed answer with a counter at or below the stored one: a copy of the authenticator's key is in use.
+      await securityEvents.record('passkey_counter_regressed', client, {
+        userId: passkey.userId,
+        detail: { passkey_id: passkey.id, stored_counter: passkey.counter, presented_counter: newCounter }
+      })
+      throw new PasskeyCounterRegressedError()
+    }
+    return passkey
+  }
+
   const passkeys: Passkeys = {
     async registrationOptions (user) {
       const existing = await store.listPasskeys(user.id)
@@ -120,7 +172,8 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
         timeout: PASSKEY_CHALLENGE_TTL_MS,
         attestationType: 'none',
         excludeCredentials: existing.map(passkey => ({ id: passkey.credentialId, transports: passkey.transports })),
-        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' }
+        // Required, as at login: a passkey stored without user verification could never sign in, yet would count as a way in.
+        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' }
       })
     },
 
@@ -129,13 +182,12 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       if (challenge === undefined) throw new InvalidPasskeyRegistrationError('The registration challenge is unknown, already used or expired: ask for new registration options')
       let verification: VerifiedRegistrationResponse
       try {
-        // User verification is preferred, not required, here: the session asking was just proved fresh.
-        verification = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpId, requireUserVerification: false })
+        verification = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpId, requireUserVerification: true })
       } catch (error) {
         log.info({ err: error, userId: user.id }, 'passkey registration not verified')
         verification = { verified: false }
       }
-      if (!verification.verified) throw new InvalidPasskeyRegistrationError('The passkey could not be verified (origin, relying party or attestation)')
+      if (!verification.verified) throw new InvalidPasskeyRegistrationError('The passkey could not be verified (origin, relying party, user verification or attestation)')
       const { credential } = verification.registrationInfo
       const passkey = {
         id: randomUUID(),
@@ -149,6 +201,8 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       const now = new Date()
       if (!await store.createPasskey(passkey, now)) throw new PasskeyAlreadyRegisteredError()
       await securityEvents.record('passkey_added', client, { userId: user.id, sessionId, detail: { passkey_id: passkey.id, name: passkey.name } })
+      // In the outbox before the answer: a passkey is a way in, and its owner must hear of one they did not add.
+      await mailer.enqueue(signInMethodNotice(user.email, { kind: 'passkey_added', name: passkey.name }, now, client))
       return { ...passkey, createdAt: now, lastUsedAt: null }
     },
 
@@ -177,44 +231,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     },
 
     async logIn (response, client) {
-      const challenge = await consumeChallenge(response.response.clientDataJSON, 'authentication')
-      if (challenge === undefined) throw new InvalidPasskeyError()
-      const passkey = await store.findPasskeyByCredentialId(response.id)
-      if (passkey === undefined) throw new InvalidPasskeyError()
-      const { userHandle } = response.response
-      // The authenticator's account for this credential must be the credential's owner (WebAuthn §7.2 step 6).
-      if (typeof userHandle === 'string' && userHandle !== '' && userHandle !== Buffer.from(userHandleOf(passkey.userId)).toString('base64url')) {
-        throw new InvalidPasskeyError()
-      }
-      let verified = false
-      let newCounter = 0
-      try {
-        const verification = await (await webauthn()).verifyAuthenticationResponse({
-          response,
-          expectedChallenge: challenge,
-          expectedOrigin: origins,
-          expectedRPID: rpId,
-          // Counter 0 here: the library would judge the counter before the signature; we judge it after (below).
-          credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0, transports: passkey.transports as never },
-          requireUserVerification: true
-        })
-        verified = verification.verified
-        newCounter = verification.authenticationInfo.newCounter
-      } catch (error) {
-        log.info({ err: error, userId: passkey.userId }, 'passkey login not verified')
-      }
-      if (!verified) {
-        await securityEvents.record('login_failed', client, { userId: passkey.userId, detail: { method: 'passkey', passkey_id: passkey.id } })
-        throw new InvalidPasskeyError()
-      }
-      if (!await store.recordPasskeyUse(passkey.id, newCounter, new Date())) {
-        // A signed answer with a counter at or below the stored one: a copy of the authenticator's key is in use.
-        await securityEvents.record('passkey_counter_regressed', client, {
-          userId: passkey.userId,
-          detail: { passkey_id: passkey.id, stored_counter: passkey.counter, presented_counter: newCounter }
-        })
-        throw new PasskeyCounterRegressedError()
-      }
+      const passkey = await verifiedAssertion(response, client)
       const user = await store.findUserById(passkey.userId)
       if (user === undefined) throw new InvalidPasskeyError()
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
@@ -223,7 +240,18 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       const session = await sessions.start(user.id, client)
       await securityEvents.record('passkey_login', client, { userId: user.id, sessionId: session.sessionId, detail: { passkey_id: passkey.id } })
       return { user, session }
+    },
+
+    async reauthenticate (user, response, client, sessionId) {
+      const passkey = await verifiedAssertion(response, client)
+      if (passkey.userId !== user.id) {
+        // A passkey of another account proves nothing about this session's user.
+        await securityEvents.record('login_failed', client, { userId: user.id, sessionId, detail: { method: 'passkey', reason: 'another user\'s passkey' } })
+        throw new InvalidPasskeyError()
+      }
+      await sessions.markAuthenticated(sessionId)
+      await securityEvents.record('reauthenticated', client, { userId: user.id, sessionId, detail: { method: 'passkey', passkey_id: passkey.id } })
     }
   }
   fastify.decorate('passkeys', passkeys)
-}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'login-throttle'] })
+}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'login-throttle', 'mailer'] })

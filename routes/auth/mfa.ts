@@ -19,7 +19,8 @@ export interface MfaRoutesOptions {
   rateLimit: Config['rateLimit']
 }
 
-const FRESH = 'Needs a recent password proof (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE: POST /auth/reauthenticate first).'
+const FRESH = 'Needs a recent proof (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE: POST /auth/reauthenticate with the password and, ' +
+  'with TOTP, a code; or POST /auth/passkeys/reauthenticate).'
 
 /** The second factor: TOTP setup and removal, recovery codes, and the second step of a login. */
 const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
@@ -46,7 +47,8 @@ const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, {
     schema: {
       security: transport.security.access,
       summary: 'Turn TOTP on with a current code of the new secret; answers the ten recovery codes, shown this once',
-      description: 'A wrong code is 400 INVALID_MFA_CODE; 409 TOTP_SETUP_NOT_STARTED when no secret waits for confirmation.',
+      description: 'Every other session of the user ends (as after a password change); this one goes on. ' +
+        'A wrong code is 400 INVALID_MFA_CODE; 409 TOTP_SETUP_NOT_STARTED when no secret waits for confirmation.',
       body: TotpConfirmBody,
       response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
     },

@@ -21,7 +21,8 @@ export interface PasskeyRoutesOptions {
   rateLimit: Config['rateLimit']
 }
 
-const FRESH = 'Needs a fresh session: a password proof within REAUTH_MAX_AGE (login, POST /auth/reauthenticate, or a passkey login), else 403 REAUTHENTICATION_REQUIRED.'
+const FRESH = 'Needs a fresh session: a sign-in or re-authentication within REAUTH_MAX_AGE (login, POST /auth/reauthenticate, ' +
+  'POST /auth/passkeys/reauthenticate, or a passkey login), else 403 REAUTHENTICATION_REQUIRED.'
 
 /**
  * Passkeys: adding, listing, renaming and removing one's own (signed in), and logging in with
@@ -37,7 +38,7 @@ const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (fa
     schema: {
       security: transport.security.access,
       summary: 'Options to create a passkey (navigator.credentials.create)',
-      description: `A discoverable credential, user verification preferred, the user's passkeys excluded; the challenge is good for one registration within 5 minutes. ${FRESH}`,
+      description: `A discoverable credential, user verification required, the user's passkeys excluded; the challenge is good for one registration within 5 minutes. ${FRESH}`,
       response: { 200: CreationOptionsResponse, ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
     },
     onRequest: signedIn,
@@ -118,6 +119,25 @@ const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (fa
     },
     preHandler: limitEach(fastify, rateLimit, [perAddress('passkey-authentication-options')])
   }, async () => await passkeys.authenticationOptions())
+
+  fastify.post('/passkeys/reauthenticate', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Re-authenticate with a passkey: the session may make sensitive changes for REAUTH_MAX_AGE',
+      description: 'The browser\'s credential.toJSON() after navigator.credentials.get() with options from ' +
+        '/auth/passkeys/authentication-options. The passkey must be the signed-in user\'s, with user verification ' +
+        '(it stands for both factors, as a passkey login does): for accounts without a password, or in place of ' +
+        'password and code. 401 INVALID_PASSKEY otherwise (another user\'s passkey too); 401 PASSKEY_COUNTER_REGRESSED.',
+      body: AuthenticationCredentialBody,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('passkey-reauthenticate', rateLimit), perAddress('passkey-reauthenticate')])
+  }, async (request, reply) => {
+    const response = { ...request.body, clientExtensionResults: request.body.clientExtensionResults ?? {} } as unknown as AuthenticationResponseJSON
+    await passkeys.reauthenticate(await signedInUser(store, request), response, clientOf(request), claimsOf(request).sessionId)
+    return reply.code(204).send(null)
+  })
 
   fastify.post('/passkeys/login', {
     schema: {

@@ -61,6 +61,9 @@ const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify,
   fastify.delete('/:userId', {
     schema: {
       summary: 'Delete one\'s own account, confirmed with its password; every session ends with it',
+      description: 'An account with a password sends it (400 without it, 401 INVALID_CREDENTIALS when wrong). An account without one ' +
+        '(made by a provider sign-in, or passkey only) sends `{}` and needs a fresh session: a sign-in or re-authentication within ' +
+        'REAUTH_MAX_AGE (403 REAUTHENTICATION_REQUIRED otherwise: sign in again, or POST /auth/passkeys/reauthenticate).',
       params: UserParams,
       body: DeleteUserBody,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }

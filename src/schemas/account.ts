@@ -25,7 +25,9 @@ export const ResetPasswordBody = Type.Object({
 
 export const VerifyEmailBody = Type.Object({ token: MailedToken }, { additionalProperties: false })
 
-export const DeleteUserBody = Type.Object({ password: CurrentPassword }, { additionalProperties: false })
+export const DeleteUserBody = Type.Object({
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required when the account has a password; an account without one (provider or passkey only) needs a fresh session instead' }))
+}, { additionalProperties: false })
 
 /** 202: the request is taken; whether a mail goes out is not told. */
 export const AcceptedResponse = Type.Object({ message: Type.String() })
@@ -70,4 +72,7 @@ export function presentSession (session: SessionRecord, currentSessionId: string
 
 export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }) }, { additionalProperties: false })
 
-export const ReauthenticateBody = Type.Object({ password: CurrentPassword }, { additionalProperties: false })
+export const ReauthenticateBody = Type.Object({
+  password: CurrentPassword,
+  code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL, description: 'Required when the account has TOTP: six digits from the authenticator app, or a recovery code' }))
+}, { additionalProperties: false })

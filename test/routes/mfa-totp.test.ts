@@ -107,7 +107,7 @@ for (const variant of variants) {
   t.test(`${variant} variant: turning TOTP off and renewing recovery codes need a fresh session; off, the codes are gone and login asks for the password only`, async (t) => {
     const server = await build(t, { variant })
     const session = await loggedInUser(server, variant)
-    const { recoveryCodes } = await enableTotp(server, variant, session)
+    const { secret, recoveryCodes } = await enableTotp(server, variant, session)
     const { sid } = decodePart(session.accessToken, 1)
     const account = async () => (await server.inject({ method: 'GET', url: '/auth/account', ...credentials(variant, session) })).json()
 
@@ -117,7 +117,8 @@ for (const variant of variants) {
     assertError(t, await server.inject({ method: 'POST', url: '/auth/mfa/recovery-codes', ...credentials(variant, session) }), 403, 'REAUTHENTICATION_REQUIRED')
     t.same((await account()).mfa, { totp: true, passkeys: false, recovery_codes_left: 10 }, 'nothing changed')
 
-    const reauthenticate = await server.inject({ method: 'POST', url: '/auth/reauthenticate', ...credentials(variant, session), payload: { password: session.user.password } })
+    // With TOTP on, re-authentication takes the password and a code (test/security/reauthentication-factors.test.ts).
+    const reauthenticate = await server.inject({ method: 'POST', url: '/auth/reauthenticate', ...credentials(variant, session), payload: { password: session.user.password, code: codeAt(secret, 1) } })
     t.equal(reauthenticate.statusCode, 204)
     const renewed = await server.inject({ method: 'POST', url: '/auth/mfa/recovery-codes', ...credentials(variant, session) })
     t.equal(renewed.statusCode, 200)

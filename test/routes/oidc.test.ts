@@ -397,7 +397,8 @@ t.test('with TOTP on, the provider is the first factor only: the exchange answer
       t.equal(callback.status, 303)
       mfaToken = fragmentOf(callback).get('mfa_token') ?? ''
     }
-    t.match(mfaToken, /^[A-Za-z0-9_-]{20,}$/, `${variant}: an mfa_token`)
+    // The provider's name rides in front (the first factor, recorded with the login): test/security/provider-factors.test.ts.
+    t.match(mfaToken, /^test\.[A-Za-z0-9_-]{20,}$/, `${variant}: an mfa_token`)
     // The confirming code's time step is used: the next step's code is within the one step of drift.
     const verified = await service.server.inject({ method: 'POST', url: '/auth/mfa/verify', payload: { mfa_token: mfaToken, code: codeAt(secret, 1) } })
     t.equal(verified.statusCode, 200, `${variant}: the code completes the sign-in`)

@@ -80,7 +80,7 @@ for (const variant of VARIANTS) {
         user: { name: session.user.email, displayName: 'Ada Lovelace' },
         timeout: 300_000,
         attestation: 'none',
-        authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
         excludeCredentials: []
       })
       t.match(options.challenge, /^[A-Za-z0-9_-]{43}$/, '256 random bits')

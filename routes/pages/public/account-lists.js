@@ -11,7 +11,7 @@ const EVENT_LABELS = {
   email_changed: 'Email address changed',
   session_revoked: 'Session ended',
   refresh_token_reused: 'A stolen or replayed sign-in was refused; its session was ended',
-  reauthenticated: 'Password confirmed',
+  reauthenticated: 'Identity confirmed (password, code or passkey)',
   identity_linked: 'Sign-in provider linked',
   identity_unlinked: 'Sign-in provider unlinked',
   passkey_added: 'Passkey added',

@@ -10,7 +10,7 @@ const SVG = 'http://www.w3.org/2000/svg'
 let sessionEnded = () => false
 let onChange = async () => {}
 
-// ---- The password, asked for when the service answers 403 REAUTHENTICATION_REQUIRED ----
+// ---- The password (and, with TOTP, a code), asked for when the service answers 403 REAUTHENTICATION_REQUIRED ----
 
 const reauthForm = $('#security-reauth')
 let waiting = null
@@ -34,13 +34,24 @@ function askPassword (place) {
   return new Promise(resolve => { waiting = resolve })
 }
 
+/** Why a re-authentication was refused, and which field to blame: the password, or (with TOTP) the code. */
+export function reauthRefusal (proof) {
+  const code = proof.body?.code
+  if (code === 'MFA_REQUIRED') return { field: 'code', text: 'Type the code your authenticator app shows (or a recovery code) too.' }
+  if (code === 'INVALID_MFA_CODE') return { field: 'code', text: 'That code is not right (or was used already). Try the current one.' }
+  return { field: 'password', text: proof.status === 400 ? 'Type your password to confirm.' : explain(proof) }
+}
+
 onSubmit(reauthForm, async (form) => {
-  const proof = await authorized('POST', 'auth/reauthenticate', fieldsOf(form))
+  // An empty code is left out: only an account with TOTP needs one.
+  const proof = await authorized('POST', 'auth/reauthenticate', fieldsOf(form, { skipEmpty: true }))
   if (proof.status === 204) return finishReauth(true)
   if (sessionEnded(proof)) return finishReauth(false)
-  markInvalid(form, ['password'])
-  say(messageOf(form), proof.status === 400 ? 'Type your password to confirm.' : explain(proof), 'error')
-  $('#security-password').focus()
+  const { field, text } = reauthRefusal(proof)
+  if (field === 'code') $('#security-code-field').hidden = false
+  markInvalid(form, [field])
+  say(messageOf(form), text, 'error')
+  $(`#security-${field}`).focus()
 })
 
 onClick($('#security-reauth-cancel'), async () => finishReauth(false))
@@ -109,6 +120,9 @@ export function showTwoStep (mfa) {
     : 'The authenticator app is off.']
   parts.push(mfa.passkeys ? 'You have a passkey.' : 'You have no passkey yet.')
   $('#two-step-status').textContent = parts.join(' ')
+  // With TOTP on, confirming a change takes a code beside the password.
+  $('#security-code-field').hidden = !mfa.totp
+  $('#email-code-field').hidden = !mfa.totp
   $('#totp-off-actions').hidden = mfa.totp
   $('#totp-on-actions').hidden = !mfa.totp
   if (mfa.totp) $('#totp-setup').hidden = true

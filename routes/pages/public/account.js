@@ -3,7 +3,7 @@
 // access token in their body, are left unread) and keeps nothing in web storage.
 import { authorized, blamedFields, call, explain } from './api.js'
 import { renderEvents, renderSessions } from './account-lists.js'
-import { loadPasskeys, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
+import { loadPasskeys, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
 
@@ -201,13 +201,21 @@ onSubmit($('#profile-form'), async (form) => {
 })
 
 onSubmit($('#email-form'), async (form) => {
-  const { email, password = '' } = fieldsOf(form)
+  const { email, password = '', code = '' } = fieldsOf(form)
   const message = messageOf(form)
   if (!$('#reauth').hidden) {
-    const proof = await authorized('POST', 'auth/reauthenticate', { password })
+    const proof = await authorized('POST', 'auth/reauthenticate', { password, ...(code.trim() === '' ? {} : { code: code.trim() }) })
     if (proof.status === 400) {
       markInvalid(form, ['password'])
       return say(message, 'Type your password to confirm the change.', 'error')
+    }
+    if (proof.status === 401 || proof.status === 403) {
+      if (sessionEnded(proof)) return
+      const { field, text } = reauthRefusal(proof)
+      if (field === 'code') $('#email-code-field').hidden = false
+      markInvalid(form, [field])
+      say(message, text, 'error')
+      return $(`#email-${field}`).focus()
     }
     if (proof.status !== 204) return refuse(form, proof)
   }
@@ -241,7 +249,8 @@ onSubmit($('#delete-form'), async (form) => {
     markInvalid(form, ['confirm'])
     return say(messageOf(form), 'Tick the box to confirm that the account should be deleted.', 'error')
   }
-  const answer = await authorized('DELETE', `users/${user.id}`, { password })
+  // No password typed: the account has none (provider or passkey only), and a fresh session is its proof.
+  const answer = await authorized('DELETE', `users/${user.id}`, password === '' ? {} : { password })
   if (answer.status !== 204) return refuse(form, answer)
   form.reset()
   showSignedOut({ focus: true, message: 'Your account is deleted. Goodbye.' })

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import { build } from '../fixtures/build.js'
+import { registerUser } from '../fixtures/factories.js'
+import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
+import { codeAt, enableTotp } from '../fixtures/mfa.js'
+import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
+
+/*
+ * Issue 21, finding 12, with a real OpenID provider: linking a provider sent the owner no mail; a
+ * provider sign-in completed with TOTP was recorded as `password+totp`; and an account made by a
+ * provider (no password) could not delete itself.
+ */
+
+interface Service { server: FastifyInstance, baseUrl: string, provider: TestProvider, mailbox: Mailbox }
+
+async function serviceWithProvider (t: Test): Promise<Service> {
+  const mailbox = await startMailbox(t)
+  const port = await freePort()
+  const baseUrl = `http://localhost:${port}`
+  const provider = await startOpenIdProvider(t, [`${baseUrl}/auth/oidc/test/callback`])
+  const server = await build(t, {
+    variant: 'header',
+    env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', SMTP_URL: mailbox.smtpUrl, OIDC_PROVIDERS: 'test', ...providerSettings('test', provider) }
+  })
+  await server.listen({ port, host: 'localhost' })
+  return { server, baseUrl, provider, mailbox }
+}
+
+/** A provider sign-in as `login` through to the exchange of its one-time code (header variant). */
+async function signIn (service: Service, login: string) {
+  const jar = new CookieJar()
+  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test`, jar, { login })
+  if (callbackUrl === undefined) throw new Error('the sign-in did not reach the provider')
+  const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: jar.header() } })
+  const code = new URLSearchParams(new URL(callback.headers.get('location') ?? '', 'http://x').hash.slice(1)).get('code') ?? ''
+  return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code } })
+}
+
+t.test('the owner is mailed when a provider sign-in links a provider to the account', async (t) => {
+  const service = await serviceWithProvider(t)
+  const owner = await registerUser(service.server, 'header', { email: 'linked@example.test' })
+  await service.server.store.markEmailVerified(owner.id, owner.email, new Date())
+  const login = await signIn(service, 'linked')
+  t.equal(login.statusCode, 200)
+  t.equal(login.json().user.id, owner.id, 'linked to the account with that address')
+  const mail = await service.mailbox.next(owner.email, 'A sign-in provider was linked to your account')
+  t.match(mail.text, /"test"/, 'it names the provider')
+})
+
+t.test('a provider sign-in completed with a TOTP code is recorded as oidc+totp, with the provider', async (t) => {
+  const service = await serviceWithProvider(t)
+  const first = (await signIn(service, 'twofactor')).json()
+  const session = { accessToken: first.accessToken, refreshToken: first.refreshToken }
+  const { secret } = await enableTotp(service.server, 'header', { ...session, user: first.user, response: undefined as never })
+
+  const refused = await signIn(service, 'twofactor')
+  t.equal(refused.json().code, 'MFA_REQUIRED')
+  const verified = await service.server.inject({ method: 'POST', url: '/auth/mfa/verify', payload: { mfa_token: refused.json().mfa_token, code: codeAt(secret, 1) } })
+  t.equal(verified.statusCode, 200)
+
+  const events = await service.server.store.listSecurityEvents(first.user.id, { limit: 10 })
+  const login = events.find(event => event.type === 'login')
+  t.match(login?.detail, { method: 'oidc+totp', provider: 'test' })
+  t.notOk(events.some(event => event.type === 'login' && event.detail?.method === 'password+totp'), 'never as a password')
+})
+
+t.test('an account made by a provider sign-in deletes itself from the fresh session of that sign-in', async (t) => {
+  const service = await serviceWithProvider(t)
+  const login = (await signIn(service, 'leaving')).json()
+  t.equal((await service.server.store.findUserById(login.user.id))?.passwordHash, null, 'no password to confirm')
+  const deleted = await service.server.inject({
+    method: 'DELETE', url: `/users/${login.user.id}`, headers: { authorization: `Bearer ${login.accessToken}` }, payload: {}
+  })
+  t.equal(deleted.statusCode, 204, deleted.body)
+  t.equal(await service.server.store.findUserById(login.user.id), undefined)
+})
