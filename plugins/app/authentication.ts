@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { UserRecord } from '../../db/store.js'
 import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, mfaRequired } from '../../src/errors.js'
+import type { Reservation } from './login-throttle.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 
@@ -50,36 +51,29 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
   const { store, passwords, loginThrottle, sessions, securityEvents, mfa } = fastify
 
   /**
-   * Checks the password under a reserved attempt; true when it matched, and then the failures are
-   * cleared, unless `settleMatch` is false: the caller then settles the reservation itself.
+   * Checks the password under a reserved attempt; `matches` is true when it matched, and then the failures
+   * are cleared, unless `settleMatch` is false: the caller then settles the reservation itself.
    */
   async function judged (
     account: string, check: () => Promise<boolean>, client: Client, subject: { userId: number | null, sessionId?: string }, settleMatch = true
-  ): Promise<boolean> {
+  ): Promise<{ matches: boolean, reservation: Reservation }> {
     const reservation = await loginThrottle.reserve(account)
-    let matches: boolean
-    try {
-      matches = await check()
-    } catch (error) {
-      // Not judged (503 BUSY, store down): the attempt is given back.
-      await loginThrottle.release(account)
-      throw error
-    }
+    const matches = await settled(account, reservation, check)
     if (matches) {
       if (settleMatch) await loginThrottle.succeeded(account)
-      return true
+      return { matches, reservation }
     }
     await securityEvents.record('login_failed', client, subject)
     if (reservation.locks) await securityEvents.record('account_locked', client, { ...subject, detail: { failures: reservation.failures } })
-    return false
+    return { matches, reservation }
   }
 
-  /** Runs `work` while an attempt of `account` is reserved; when it fails, the attempt is given back (nothing was judged). */
-  async function settled<T> (account: string, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` while an attempt of `account` is reserved; when it fails (503 BUSY, store down), the attempt is given back (nothing was judged). */
+  async function settled<T> (account: string, reservation: Reservation, work: () => Promise<T>): Promise<T> {
     try {
       return await work()
     } catch (error) {
-      await loginThrottle.release(account)
+      await loginThrottle.release(account, reservation)
       throw error
     }
   }
@@ -90,15 +84,16 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       // An unknown email spends the time of a real verification: the answer and its timing tell nothing.
       // An account without a password (made by a provider sign-in) spends it too: it answers as a wrong password.
       const passwordHash = user?.passwordHash ?? null
-      const matches = await judged(email, async () => passwordHash === null
+      const { matches, reservation } = await judged(email, async () => passwordHash === null
         ? await passwords.verifyNothing(password)
         : await passwords.verify(passwordHash, password), client, { userId: user?.id ?? null }, false)
       if (!matches || user === undefined || passwordHash === null) throw new InvalidCredentialsError()
       // Asked only now: before the password was judged, the extra read would tell accounts apart by timing.
-      const secondStep = await settled(email, () => mfa.isRequired(user.id))
-      // With a second factor the password alone proves nothing yet: its attempt is given back, and the
+      const secondStep = await settled(email, reservation, () => mfa.isRequired(user.id))
+      // With a second factor the password alone proves nothing yet: its attempt is given back (the state
+      // before it, lockout time included: a right password never re-arms a stranger's lockout), and the
       // failures so far (wrong codes among them) stay until a code passes.
-      if (secondStep) await loginThrottle.release(email)
+      if (secondStep) await loginThrottle.release(email, reservation)
       else await loginThrottle.succeeded(email)
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
       if (passwords.needsRehash(passwordHash)) {
@@ -121,10 +116,10 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       if (user === undefined) throw new InvalidMfaTokenError()
       // Under the same lockout as the password: a wrong code is a failed login of the account.
       const reservation = await loginThrottle.reserve(user.email)
-      const verdict = await settled(user.email, () => mfa.attempt(mfaToken, user.id, code))
+      const verdict = await settled(user.email, reservation, () => mfa.attempt(mfaToken, user.id, code))
       if (verdict.outcome === 'invalid') {
         // Used, expired or voided by a parallel attempt since we looked: nothing was judged.
-        await loginThrottle.release(user.email)
+        await loginThrottle.release(user.email, reservation)
         throw new InvalidMfaTokenError()
       }
       const subject = { userId: user.id }
@@ -145,7 +140,7 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
 
     async confirmPassword (user, password, client, sessionId) {
       const { passwordHash } = user
-      const matches = await judged(user.email, async () => passwordHash === null ? await passwords.verifyNothing(password) : await passwords.verify(passwordHash, password), client, { userId: user.id, sessionId })
+      const { matches } = await judged(user.email, async () => passwordHash === null ? await passwords.verifyNothing(password) : await passwords.verify(passwordHash, password), client, { userId: user.id, sessionId })
       if (!matches) throw new InvalidCredentialsError()
     },
 
