@@ -249,8 +249,10 @@ export interface AccountStore {
   /** Revokes every token of a session; revoking a revoked session changes nothing. */
   revokeFamily (familyId: string, now: Date): Promise<void>
   /**
-   * Revokes every session of a user (logout everywhere, email or password change),
-   * except `exceptFamilyId` when given (the session that asked). Returns how many sessions were revoked.
+   * Revokes every session of a user (logout everywhere, email or password change, reset),
+   * except `exceptFamilyId` when given (the session that asked), and, in the same transaction,
+   * voids the user's pending MFA challenges (voidMfaChallenges): a login waiting for its second
+   * step is a session to be, and ends with the others. Returns how many sessions were revoked.
    */
   revokeUserSessions (userId: number, now: Date, options?: { exceptFamilyId?: string }): Promise<number>
   /**
@@ -404,6 +406,11 @@ export interface AccountStore {
   /** Stores a login's MFA challenge; the user's expired, used and void ones (`maxFailures` reached) are deleted with it. */
   createMfaChallenge (challenge: NewMfaChallenge, now: Date, maxFailures: number): Promise<void>
   findMfaChallenge (tokenHash: string): Promise<MfaChallengeRecord | undefined>
+  /**
+   * Voids every unused MFA challenge of the user (marks it used): an mfa_token handed out before a
+   * password change or reset, an email change or a logout everywhere verifies nothing after it.
+   */
+  voidMfaChallenges (userId: number, now: Date): Promise<void>
   /**
    * One code tried against a challenge, in one transaction. 'invalid': the challenge is unknown, used,
    * expired or has `maxFailures` failures. 'passed': `proof` was consumed (a confirmed TOTP's step newer

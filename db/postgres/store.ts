@@ -121,6 +121,11 @@ function logRevocations (where: SQL, now: Date, userDeleted: boolean, source: SQ
     returning seq`
 }
 
+/** The UPDATE that marks the user's unused MFA challenges used (their mfa_tokens verify nothing any more); a statement of its own or a WITH clause. */
+function voidMfaChallenges (userId: number, now: Date): SQL {
+  return sql`update mfa_challenges set used_at = ${now} where user_id = ${userId} and used_at is null`
+}
+
 /** The user's recovery codes become `codeHashes`, all unused (inside a transaction). */
 async function writeRecoveryCodes (tx: Transaction, userId: number, codeHashes: string[], now: Date): Promise<void> {
   await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))
@@ -223,17 +228,19 @@ class PostgresStore implements AccountStore {
 
   async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
     const except = options.exceptFamilyId === undefined ? sql`` : sql` and family_id <> ${options.exceptFamilyId}`
-    return await this.revokeTokens(sql`user_id = ${userId} and revoked_at is null${except}`, now)
+    return await this.revokeTokens(sql`user_id = ${userId} and revoked_at is null${except}`, now, sql`,
+      voided as (${voidMfaChallenges(userId, now)})`)
   }
 
   /**
    * Revokes the refresh tokens matching `tokens` and writes a log row per session they belong to, in
-   * one statement (the sessions logged are exactly the ones this update revoked). Returns how many.
+   * one statement (the sessions logged are exactly the ones this update revoked), with `alsoWith`'s
+   * writes (more WITH clauses: PostgreSQL runs each once, whether the query reads them or not). Returns how many.
    */
-  private async revokeTokens (tokens: SQL, now: Date): Promise<number> {
+  private async revokeTokens (tokens: SQL, now: Date, alsoWith: SQL = sql``): Promise<number> {
     const result = await this.run(() => this.db.execute<{ sessions: number }>(sql`
       with revoked as (update refresh_tokens set revoked_at = ${now} where ${tokens} returning family_id, user_id),
-      logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})
+      logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})${alsoWith}
       select count(*)::int as sessions from logged`))
     return result.rows[0].sessions
   }
@@ -568,6 +575,10 @@ class PostgresStore implements AccountStore {
 
   async findMfaChallenge (tokenHash: string) {
     return this.run(async () => (await this.db.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)))[0])
+  }
+
+  async voidMfaChallenges (userId: number, now: Date) {
+    await this.run(() => this.db.execute(voidMfaChallenges(userId, now)))
   }
 
   async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {

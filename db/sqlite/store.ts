@@ -294,6 +294,7 @@ class SqliteStore implements AccountStore {
       // One log row per session: their count is the number of sessions revoked.
       const sessions = logRevocations(tx, live, now, false)
       tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
+      voidMfaChallenges(tx, userId, now)
       return sessions
     }, { behavior: 'immediate' }))
   }
@@ -623,6 +624,10 @@ class SqliteStore implements AccountStore {
     return this.run(() => this.db.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).get())
   }
 
+  async voidMfaChallenges (userId: number, now: Date) {
+    this.run(() => voidMfaChallenges(this.db, userId, now))
+  }
+
   async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {
     // Synchronous from the challenge's check to its last write, under the write lock: attempts cannot interleave.
     return this.run(() => this.db.transaction((tx): MfaAttempt => {
@@ -710,6 +715,11 @@ function logRevocations (tx: Tx, tokens: SQL | undefined, now: Date, userDeleted
     from (select ${refreshTokens.familyId} as family_id, min(${refreshTokens.userId}) as user_id from ${refreshTokens}
       where ${tokens} group by ${refreshTokens.familyId}) t
     left join session_status_indexes s on s.session_id = t.family_id`).changes
+}
+
+/** Marks the user's unused MFA challenges used: their mfa_tokens verify nothing any more. */
+function voidMfaChallenges (tx: Tx | Db, userId: number, now: Date): void {
+  tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt))).run()
 }
 
 /** Uses a TOTP step (newer than the last used, of a confirmed secret) or an unused recovery code; false when it cannot. */

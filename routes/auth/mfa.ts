@@ -91,7 +91,8 @@ const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, {
       summary: 'The second step of a login: the mfa_token of the 403 MFA_REQUIRED answer and a TOTP or recovery code',
       description: 'Answers exactly as POST /auth/login does. 401 INVALID_MFA_CODE for a wrong, replayed or used code ' +
         '(each counts toward the account lockout, as a wrong password does); after 5 the mfa_token is void. ' +
-        '401 INVALID_MFA_TOKEN for a token unknown, used, expired (MFA_TOKEN_TTL) or void: log in again.',
+        '401 INVALID_MFA_TOKEN for a token unknown, used, expired (MFA_TOKEN_TTL) or void (a password change or reset, ' +
+        'an email change or a logout everywhere since it was handed out voids it): log in again.',
       body: MfaVerifyBody,
       response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
     },
