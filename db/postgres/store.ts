@@ -6,7 +6,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator'
 import pg from 'pg'
 import {
   IdentityTakenError, StoreUnavailableError,
-  type AccountStore, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type AccountStore, type MailMessage, type MfaAttempt, type MfaProof, type MfaWrongCodeCap, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
   type NewIdentity, type NewSession, type NewUser, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UnlinkOutcome,
   type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
@@ -581,19 +581,35 @@ class PostgresStore implements AccountStore {
     await this.run(() => this.db.execute(voidMfaChallenges(userId, now)))
   }
 
-  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {
+  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number, cap: MfaWrongCodeCap): Promise<MfaAttempt> {
     return this.run(() => this.transaction(async (tx): Promise<MfaAttempt> => {
       // FOR UPDATE: attempts with one challenge wait for each other and each sees the one before it.
       const [challenge] = await tx.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).for('update')
       if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt <= now || challenge.failures >= maxFailures) return { outcome: 'invalid' }
       const { userId } = challenge
+      const ofUser = eq(totpCredentials.userId, userId)
+      // The TOTP row's lock (after the challenge's, the order every writer of both takes): attempts of the
+      // account's other mfa_tokens wait too, so parallel wrong codes never count past the cap.
+      const [totp] = await tx.select({ failedCodes: totpCredentials.failedCodes }).from(totpCredentials).where(ofUser).for('update')
+      if (totp !== undefined && totp.failedCodes >= cap.maxWrongCodes) return { outcome: 'locked', userId }
       if (proof !== null && await consumeProof(tx, userId, proof, now)) {
         await tx.update(mfaChallenges).set({ usedAt: now }).where(eq(mfaChallenges.tokenHash, tokenHash))
+        await tx.update(totpCredentials).set({ failedCodes: 0 }).where(ofUser)
         return { outcome: 'passed', userId }
       }
       await tx.update(mfaChallenges).set({ failures: sql`${mfaChallenges.failures} + 1` }).where(eq(mfaChallenges.tokenHash, tokenHash))
-      return { outcome: 'refused', userId, failures: challenge.failures + 1 }
+      const refused = { outcome: 'refused' as const, userId, failures: challenge.failures + 1 }
+      if (totp === undefined) return refused
+      await tx.update(totpCredentials).set({ failedCodes: sql`${totpCredentials.failedCodes} + 1` }).where(ofUser)
+      if (totp.failedCodes + 1 < cap.maxWrongCodes) return refused
+      if (cap.lockedMail !== undefined) await tx.insert(mailOutbox).values(outbox.outboxRow(cap.lockedMail, now))
+      return { ...refused, lockedNow: true }
     }))
+  }
+
+  async forgiveMfaFailures (userId: number, keepAtMost: number) {
+    await this.run(() => this.db.update(totpCredentials).set({ failedCodes: sql`least(${totpCredentials.failedCodes}, ${keepAtMost})` })
+      .where(eq(totpCredentials.userId, userId)))
   }
 
   async readSetting (name: string) {

@@ -45,7 +45,7 @@ export interface AccountLifecycle {
   sendVerificationMail (user: { id: number, email: string }): void
   /** Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's path. */
   sendPasswordResetMail (email: string): void
-  /** Sets the password from a mailed token, voids every other token and ends every session. */
+  /** Sets the password from a mailed token, voids every other token and ends every session; a locked second factor takes a few codes again. */
   resetPassword (token: string, newPassword: string, client: Client): Promise<void>
   /** Marks the address the token was mailed to as verified. */
   verifyEmail (token: string): Promise<void>
@@ -78,7 +78,7 @@ const TOKEN_ERRORS = {
  * Routes only translate HTTP to these calls.
  */
 export default fp<AccountOptions>(async (fastify, options) => {
-  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle } = fastify
+  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = fastify
 
   const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
   const linkOf = (path: string, token: string) => `${options.publicUrl}${path}#token=${token}`
@@ -191,8 +191,10 @@ export default fp<AccountOptions>(async (fastify, options) => {
       await sessions.endAll(record.userId, client)
       // The link reached the inbox: that proves the address too, if it is still the user's.
       await store.markEmailVerified(record.userId, record.email, now)
-      // The owner proved control of the address: the lockout a guesser caused ends.
+      // The owner proved control of the address: the lockout a guesser caused ends, and a locked second
+      // factor takes a few codes again (not the whole count: see MFA_WRONG_CODES_AFTER_RESET).
       await loginThrottle.succeeded(record.email)
+      await mfa.afterPasswordReset(record.userId)
       await securityEvents.record('password_reset', client, { userId: record.userId })
     },
 
@@ -205,4 +207,4 @@ export default fp<AccountOptions>(async (fastify, options) => {
     }
   }
   fastify.decorate('account', account)
-}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle'] })
+}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa'] })

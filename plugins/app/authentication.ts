@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { UserRecord } from '../../db/store.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, mfaRequired } from '../../src/errors.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaLockedError, mfaRequired } from '../../src/errors.js'
 import type { Reservation } from './login-throttle.js'
+import { MFA_MAX_WRONG_CODES } from './mfa.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 
@@ -22,7 +23,8 @@ export interface Authentication {
    * The second step of a login of an account with TOTP (the first answered 403 MFA_REQUIRED with the
    * mfa_token): a TOTP code or a recovery code to a new session, which counts as a password proof.
    * 401 INVALID_MFA_TOKEN for a token unknown, used, expired or void; 401 INVALID_MFA_CODE for a wrong,
-   * replayed or used code, counted with the account's failed logins (429 while it is locked).
+   * replayed or used code, counted with the account's failed logins (429 while it is locked); 403 MFA_LOCKED
+   * once MFA_MAX_WRONG_CODES wrong codes were tried since the last right one, until a password reset.
    */
   completeMfaLogin (mfaToken: string, code: string, client: Client): Promise<{ user: UserRecord, session: StartedSession }>
   /**
@@ -116,16 +118,17 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       if (user === undefined) throw new InvalidMfaTokenError()
       // Under the same lockout as the password: a wrong code is a failed login of the account.
       const reservation = await loginThrottle.reserve(user.email)
-      const verdict = await settled(user.email, reservation, () => mfa.attempt(mfaToken, user.id, code))
-      if (verdict.outcome === 'invalid') {
-        // Used, expired or voided by a parallel attempt since we looked: nothing was judged.
+      const verdict = await settled(user.email, reservation, () => mfa.attempt(mfaToken, user, code))
+      if (verdict.outcome === 'invalid' || verdict.outcome === 'locked') {
+        // Used, expired or voided by a parallel attempt since we looked, or the second factor is locked: nothing was judged.
         await loginThrottle.release(user.email, reservation)
-        throw new InvalidMfaTokenError()
+        throw verdict.outcome === 'locked' ? new MfaLockedError() : new InvalidMfaTokenError()
       }
       const subject = { userId: user.id }
       if (verdict.outcome === 'refused') {
         await securityEvents.record('mfa_failed', client, { ...subject, detail: { method: verdict.method, failures: verdict.failures } })
         if (reservation.locks) await securityEvents.record('account_locked', client, { ...subject, detail: { failures: reservation.failures } })
+        if (verdict.lockedNow === true) await securityEvents.record('mfa_locked', client, { ...subject, detail: { wrong_codes: MFA_MAX_WRONG_CODES } })
         throw new InvalidMfaCodeError()
       }
       await loginThrottle.succeeded(user.email)

@@ -95,5 +95,5 @@ t.test('the store voids a user\'s pending mfa_tokens, and only that user\'s', as
   t.same((await store.findMfaChallenge('alice-1'))?.usedAt, now)
   t.same((await store.findMfaChallenge('alice-2'))?.usedAt, now)
   t.equal((await store.findMfaChallenge('bob-1'))?.usedAt, null, 'another user\'s login goes on')
-  t.same(await store.attemptMfaChallenge('alice-1', null, now, 5), { outcome: 'invalid' })
+  t.same(await store.attemptMfaChallenge('alice-1', null, now, 5, { maxWrongCodes: 10 }), { outcome: 'invalid' })
 })
