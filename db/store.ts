@@ -201,6 +201,8 @@ export interface TotpRecord {
   confirmedAt: Date | null
   /** The time step of the last code accepted; a code of this step or an older one is refused (replay). */
   lastUsedStep: number | null
+  /** Wrong codes (TOTP or recovery) since the last accepted one, over every mfa_token: the account's cap counts these. */
+  failedCodes: number
 }
 
 /** The second step of a login of an account with TOTP: the mfa_token, stored only as its SHA-256 hash. */
@@ -219,11 +221,21 @@ export type NewMfaChallenge = Pick<MfaChallengeRecord, 'tokenHash' | 'userId' | 
 /** What a code proved, for the store to consume: a TOTP time step, or a recovery code (its hash). */
 export type MfaProof = { totpStep: number } | { recoveryCodeHash: string }
 
-/** How one code tried against a challenge ended. */
+/**
+ * How one code tried against a challenge ended. 'locked': the account's second factor reached its cap of
+ * wrong codes and judged nothing. A refusal that reached the cap has `lockedNow`.
+ */
 export type MfaAttempt =
   | { outcome: 'invalid' }
   | { outcome: 'passed', userId: number }
-  | { outcome: 'refused', userId: number, failures: number }
+  | { outcome: 'refused', userId: number, failures: number, lockedNow?: true }
+  | { outcome: 'locked', userId: number }
+
+/** The account-wide cap on wrong second-factor codes, and the mail to its owner written to the outbox when a wrong code reaches it. */
+export interface MfaWrongCodeCap {
+  maxWrongCodes: number
+  lockedMail?: MailMessage
+}
 
 /**
  * Someone proved they own a user's address: a verified provider sign-in (with the identity to link),
@@ -285,8 +297,10 @@ export interface AccountStore {
   /** Revokes every token of a session; revoking a revoked session changes nothing. */
   revokeFamily (familyId: string, now: Date): Promise<void>
   /**
-   * Revokes every session of a user (logout everywhere, email or password change),
-   * except `exceptFamilyId` when given (the session that asked). Returns how many sessions were revoked.
+   * Revokes every session of a user (logout everywhere, email or password change, reset),
+   * except `exceptFamilyId` when given (the session that asked), and, in the same transaction,
+   * voids the user's pending MFA challenges (voidMfaChallenges): a login waiting for its second
+   * step is a session to be, and ends with the others. Returns how many sessions were revoked.
    */
   revokeUserSessions (userId: number, now: Date, options?: { exceptFamilyId?: string }): Promise<number>
   /**
@@ -452,13 +466,27 @@ export interface AccountStore {
   createMfaChallenge (challenge: NewMfaChallenge, now: Date, maxFailures: number): Promise<void>
   findMfaChallenge (tokenHash: string): Promise<MfaChallengeRecord | undefined>
   /**
-   * One code tried against a challenge, in one transaction. 'invalid': the challenge is unknown, used,
-   * expired or has `maxFailures` failures. 'passed': `proof` was consumed (a confirmed TOTP's step newer
-   * than its last used one, which becomes the last used; or an unused recovery code, now used) and the
-   * challenge is used. 'refused' otherwise (a null proof: the code matched nothing), with one more
-   * failure counted. Of parallel attempts with one proof or one challenge, at most one passes.
+   * Voids every unused MFA challenge of the user (marks it used): an mfa_token handed out before a
+   * password change or reset, an email change or a logout everywhere verifies nothing after it.
    */
-  attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt>
+  voidMfaChallenges (userId: number, now: Date): Promise<void>
+  /**
+   * One code tried against a challenge, in one transaction. 'invalid': the challenge is unknown, used,
+   * expired or has `maxFailures` failures. 'locked': the user's TOTP has `cap.maxWrongCodes` wrong codes
+   * since the last accepted one; nothing is judged or consumed. 'passed': `proof` was consumed (a
+   * confirmed TOTP's step newer than its last used one, which becomes the last used; or an unused
+   * recovery code, now used), the challenge is used and the wrong codes are forgotten. 'refused'
+   * otherwise (a null proof: the code matched nothing), with one more failure counted on the challenge
+   * and on the account; the one that reaches the cap writes `cap.lockedMail` to the outbox in the same
+   * transaction (so it is mailed once). Of parallel attempts with one proof or one challenge, at most
+   * one passes; parallel wrong codes never count past the cap.
+   */
+  attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number, cap: MfaWrongCodeCap): Promise<MfaAttempt>
+  /**
+   * Lowers the user's count of wrong second-factor codes to at most `keepAtMost` (a password reset lifts
+   * the lock this way: the cap minus `keepAtMost` wrong codes more lock it again).
+   */
+  forgiveMfaFailures (userId: number, keepAtMost: number): Promise<void>
 
   /** A shared setting the service decided for itself (e.g. the calibrated password-hash parameters), or undefined. */
   readSetting (name: string): Promise<string | undefined>

@@ -31,6 +31,7 @@ export const ReauthenticationRequiredError = createError('REAUTHENTICATION_REQUI
 export const InvalidPasskeyRegistrationError = createError<[string]>('INVALID_PASSKEY_REGISTRATION', '%s', 400)
 export const InvalidPasskeyError = createError('INVALID_PASSKEY', 'The passkey could not be verified (unknown passkey, unknown or used or expired challenge, no user verification, or a bad signature); ask for new options and try again', 401)
 export const PasskeyCounterRegressedError = createError('PASSKEY_COUNTER_REGRESSED', 'The passkey\'s signature counter went back: it may have been cloned, so it is refused', 401)
+export const MfaLockedError = createError('MFA_LOCKED', 'Too many wrong codes were entered for this account: its second factor refuses every code until the password is reset (POST /auth/forgot-password)', 403)
 export const MfaRequiredError = createError('MFA_REQUIRED', 'This account has a second factor: send a code with the mfa_token to POST /auth/mfa/verify', 403)
 export const MfaCodeRequiredError = createError('MFA_REQUIRED', 'This account has a second factor: send a current TOTP code (or a recovery code) as `code` with the password', 403)
 export const ForbiddenError = createError('FORBIDDEN', 'A user may only read and update itself', 403)

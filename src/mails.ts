@@ -85,3 +85,16 @@ export function signInMethodNotice (to: string, change: SignInMethodChange, at: 
       'and remove what you did not add (or reply to this mail to reach support).\n'
   }
 }
+
+/** Sent when the second factor locks after `wrongCodes` wrong codes: someone who knows the password is guessing the code. */
+export function mfaLockedMail (to: string, wrongCodes: number): MailMessage {
+  return {
+    to,
+    subject: 'Your account\'s second factor was locked',
+    text: `${wrongCodes} wrong codes were entered at the second step of sign-ins to the account of ${to} since the last right one.\n\n` +
+      'Only someone who knows your password gets that far. To keep them from guessing further, the second step now refuses ' +
+      'every code, the right one included, until the password is reset.\n\n' +
+      'Ask for a password reset link ("Forgot password"), choose a new password you use nowhere else, then sign in with your code. ' +
+      'If the wrong codes were not yours, your old password is known to someone else.\n'
+  }
+}

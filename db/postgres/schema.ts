@@ -158,7 +158,9 @@ export const totpCredentials = pgTable('totp_credentials', {
   secret: text('secret').notNull(),
   createdAt: moment('created_at').notNull(),
   confirmedAt: moment('confirmed_at'),
-  lastUsedStep: bigint('last_used_step', { mode: 'number' })
+  lastUsedStep: bigint('last_used_step', { mode: 'number' }),
+  /** Wrong codes since the last accepted one: at MFA_MAX_WRONG_CODES the second factor refuses every code until a password reset. */
+  failedCodes: integer('failed_codes').notNull().default(0)
 })
 
 /** Single-use recovery codes of a user with TOTP, stored only as hashes; a new set replaces the old. */

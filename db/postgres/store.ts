@@ -6,7 +6,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator'
 import pg from 'pg'
 import {
   IdentityTakenError, StoreUnavailableError,
-  type AccountStore, type AddressProof, type AddressProofOutcome, type ClaimedSetup, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type AccountStore, type AddressProof, type AddressProofOutcome, type ClaimedSetup, type MailMessage, type MfaAttempt, type MfaProof, type MfaWrongCodeCap, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
   type NewIdentity, type NewSession, type NewUser, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState, type SigningKeyRecord, type UnlinkOutcome,
   type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
@@ -125,10 +125,10 @@ function logRevocations (where: SQL, now: Date, userDeleted: boolean, source: SQ
  * Revokes the refresh tokens matching `tokens` and writes a log row per session they belong to, in
  * one statement (the sessions logged are exactly the ones this update revoked). Returns how many.
  */
-async function revokeTokensWith (db: Db | Transaction, tokens: SQL, now: Date): Promise<number> {
+async function revokeTokensWith (db: Db | Transaction, tokens: SQL, now: Date, alsoWith: SQL = sql``): Promise<number> {
   const result = await db.execute<{ sessions: number }>(sql`
     with revoked as (update refresh_tokens set revoked_at = ${now} where ${tokens} returning family_id, user_id),
-    logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})
+    logged as (${logRevocations(sql`true`, now, false, sql`revoked`)})${alsoWith}
     select count(*)::int as sessions from logged`)
   return result.rows[0].sessions
 }
@@ -141,6 +141,11 @@ async function identityConflicts (tx: Transaction, userId: number, identity: Add
   const atProvider = await tx.select({ userId: identities.userId, subject: identities.subject }).from(identities)
     .where(and(eq(identities.provider, identity.provider), or(eq(identities.subject, identity.subject), eq(identities.userId, userId))))
   return atProvider.some(row => row.userId !== userId || row.subject !== identity.subject)
+}
+
+/** The UPDATE that marks the user's unused MFA challenges used (their mfa_tokens verify nothing any more); a statement of its own or a WITH clause. */
+function voidMfaChallenges (userId: number, now: Date): SQL {
+  return sql`update mfa_challenges set used_at = ${now} where user_id = ${userId} and used_at is null`
 }
 
 /** The user's recovery codes become `codeHashes`, all unused (inside a transaction). */
@@ -291,15 +296,17 @@ class PostgresStore implements AccountStore {
 
   async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
     const except = options.exceptFamilyId === undefined ? sql`` : sql` and family_id <> ${options.exceptFamilyId}`
-    return await this.revokeTokens(sql`user_id = ${userId} and revoked_at is null${except}`, now)
+    return await this.revokeTokens(sql`user_id = ${userId} and revoked_at is null${except}`, now, sql`,
+      voided as (${voidMfaChallenges(userId, now)})`)
   }
 
   /**
    * Revokes the refresh tokens matching `tokens` and writes a log row per session they belong to, in
-   * one statement (the sessions logged are exactly the ones this update revoked). Returns how many.
+   * one statement (the sessions logged are exactly the ones this update revoked), with `alsoWith`'s
+   * writes (more WITH clauses: PostgreSQL runs each once, whether the query reads them or not). Returns how many.
    */
-  private async revokeTokens (tokens: SQL, now: Date): Promise<number> {
-    return await this.run(() => revokeTokensWith(this.db, tokens, now))
+  private async revokeTokens (tokens: SQL, now: Date, alsoWith: SQL = sql``): Promise<number> {
+    return await this.run(() => revokeTokensWith(this.db, tokens, now, alsoWith))
   }
 
   async assignStatusIndex (sessionId: string) {
@@ -643,19 +650,39 @@ class PostgresStore implements AccountStore {
     return this.run(async () => (await this.db.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)))[0])
   }
 
-  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {
+  async voidMfaChallenges (userId: number, now: Date) {
+    await this.run(() => this.db.execute(voidMfaChallenges(userId, now)))
+  }
+
+  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number, cap: MfaWrongCodeCap): Promise<MfaAttempt> {
     return this.run(() => this.transaction(async (tx): Promise<MfaAttempt> => {
       // FOR UPDATE: attempts with one challenge wait for each other and each sees the one before it.
       const [challenge] = await tx.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).for('update')
       if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt <= now || challenge.failures >= maxFailures) return { outcome: 'invalid' }
       const { userId } = challenge
+      const ofUser = eq(totpCredentials.userId, userId)
+      // The TOTP row's lock (after the challenge's, the order every writer of both takes): attempts of the
+      // account's other mfa_tokens wait too, so parallel wrong codes never count past the cap.
+      const [totp] = await tx.select({ failedCodes: totpCredentials.failedCodes }).from(totpCredentials).where(ofUser).for('update')
+      if (totp !== undefined && totp.failedCodes >= cap.maxWrongCodes) return { outcome: 'locked', userId }
       if (proof !== null && await consumeProof(tx, userId, proof, now)) {
         await tx.update(mfaChallenges).set({ usedAt: now }).where(eq(mfaChallenges.tokenHash, tokenHash))
+        await tx.update(totpCredentials).set({ failedCodes: 0 }).where(ofUser)
         return { outcome: 'passed', userId }
       }
       await tx.update(mfaChallenges).set({ failures: sql`${mfaChallenges.failures} + 1` }).where(eq(mfaChallenges.tokenHash, tokenHash))
-      return { outcome: 'refused', userId, failures: challenge.failures + 1 }
+      const refused = { outcome: 'refused' as const, userId, failures: challenge.failures + 1 }
+      if (totp === undefined) return refused
+      await tx.update(totpCredentials).set({ failedCodes: sql`${totpCredentials.failedCodes} + 1` }).where(ofUser)
+      if (totp.failedCodes + 1 < cap.maxWrongCodes) return refused
+      if (cap.lockedMail !== undefined) await tx.insert(mailOutbox).values(outbox.outboxRow(cap.lockedMail, now))
+      return { ...refused, lockedNow: true }
     }))
+  }
+
+  async forgiveMfaFailures (userId: number, keepAtMost: number) {
+    await this.run(() => this.db.update(totpCredentials).set({ failedCodes: sql`least(${totpCredentials.failedCodes}, ${keepAtMost})` })
+      .where(eq(totpCredentials.userId, userId)))
   }
 
   async readSetting (name: string) {

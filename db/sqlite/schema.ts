@@ -173,7 +173,9 @@ export const totpCredentials = sqliteTable('totp_credentials', {
   secret: text('secret').notNull(),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
   confirmedAt: integer('confirmed_at', { mode: 'timestamp_ms' }),
-  lastUsedStep: integer('last_used_step')
+  lastUsedStep: integer('last_used_step'),
+  /** Wrong codes since the last accepted one: at MFA_MAX_WRONG_CODES the second factor refuses every code until a password reset. */
+  failedCodes: integer('failed_codes').notNull().default(0)
 })
 
 /** Single-use recovery codes of a user with TOTP, stored only as hashes; a new set replaces the old. */

@@ -8,7 +8,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
 import {
   DuplicateValueError, IdentityTakenError, StoreUnavailableError,
-  type AccountStore, type AddressProof, type AddressProofOutcome, type ClaimedSetup, type MailMessage, type MfaAttempt, type MfaProof, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
+  type AccountStore, type AddressProof, type AddressProofOutcome, type ClaimedSetup, type MailMessage, type MfaAttempt, type MfaProof, type MfaWrongCodeCap, type NewMfaChallenge, type NewOneTimeToken, type NewRefreshToken, type NewSecurityEvent,
   type NewIdentity, type NewSession, type NewUser, type OneTimeTokenPurpose, type OneTimeTokenQuota, type OneTimeTokenRecord, type SessionState,
   type SigningKeyRecord, type UnlinkOutcome, type UserChanges, type NewPasskey, type NewWebauthnChallenge, type PasskeyRecord, type WebauthnChallengePurpose
 } from '../store.js'
@@ -290,7 +290,11 @@ class SqliteStore implements AccountStore {
       isNull(refreshTokens.revokedAt),
       options.exceptFamilyId === undefined ? undefined : ne(refreshTokens.familyId, options.exceptFamilyId)
     )
-    return this.run(() => this.db.transaction((tx) => revokeTokens(tx, live, now), { behavior: 'immediate' }))
+    return this.run(() => this.db.transaction((tx) => {
+      const sessions = revokeTokens(tx, live, now)
+      voidMfaChallenges(tx, userId, now)
+      return sessions
+    }, { behavior: 'immediate' }))
   }
 
   async assignStatusIndex (sessionId: string) {
@@ -673,19 +677,37 @@ class SqliteStore implements AccountStore {
     return this.run(() => this.db.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).get())
   }
 
-  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number): Promise<MfaAttempt> {
+  async voidMfaChallenges (userId: number, now: Date) {
+    this.run(() => voidMfaChallenges(this.db, userId, now))
+  }
+
+  async attemptMfaChallenge (tokenHash: string, proof: MfaProof | null, now: Date, maxFailures: number, cap: MfaWrongCodeCap): Promise<MfaAttempt> {
     // Synchronous from the challenge's check to its last write, under the write lock: attempts cannot interleave.
     return this.run(() => this.db.transaction((tx): MfaAttempt => {
       const challenge = tx.select().from(mfaChallenges).where(eq(mfaChallenges.tokenHash, tokenHash)).get()
       if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt <= now || challenge.failures >= maxFailures) return { outcome: 'invalid' }
       const { userId } = challenge
+      const ofUser = eq(totpCredentials.userId, userId)
+      const failedCodes = tx.select({ failedCodes: totpCredentials.failedCodes }).from(totpCredentials).where(ofUser).get()?.failedCodes
+      if (failedCodes !== undefined && failedCodes >= cap.maxWrongCodes) return { outcome: 'locked', userId }
       if (proof !== null && consumeProof(tx, userId, proof, now)) {
         tx.update(mfaChallenges).set({ usedAt: now }).where(eq(mfaChallenges.tokenHash, tokenHash)).run()
+        tx.update(totpCredentials).set({ failedCodes: 0 }).where(ofUser).run()
         return { outcome: 'passed', userId }
       }
       tx.update(mfaChallenges).set({ failures: sql`${mfaChallenges.failures} + 1` }).where(eq(mfaChallenges.tokenHash, tokenHash)).run()
-      return { outcome: 'refused', userId, failures: challenge.failures + 1 }
+      const refused = { outcome: 'refused' as const, userId, failures: challenge.failures + 1 }
+      if (failedCodes === undefined) return refused
+      tx.update(totpCredentials).set({ failedCodes: sql`${totpCredentials.failedCodes} + 1` }).where(ofUser).run()
+      if (failedCodes + 1 < cap.maxWrongCodes) return refused
+      if (cap.lockedMail !== undefined) tx.insert(mailOutbox).values(outbox.outboxRow(cap.lockedMail, now)).run()
+      return { ...refused, lockedNow: true }
     }, { behavior: 'immediate' }))
+  }
+
+  async forgiveMfaFailures (userId: number, keepAtMost: number) {
+    this.run(() => this.db.update(totpCredentials).set({ failedCodes: sql`min(${totpCredentials.failedCodes}, ${keepAtMost})` })
+      .where(eq(totpCredentials.userId, userId)).run())
   }
 
   async readSetting (name: string) {
@@ -778,6 +800,11 @@ function identityConflicts (tx: Tx, userId: number, identity: AddressProof['iden
   const atProvider = tx.select({ userId: identities.userId, subject: identities.subject }).from(identities)
     .where(and(eq(identities.provider, identity.provider), or(eq(identities.subject, identity.subject), eq(identities.userId, userId)))).all()
   return atProvider.some(row => row.userId !== userId || row.subject !== identity.subject)
+}
+
+/** Marks the user's unused MFA challenges used: their mfa_tokens verify nothing any more. */
+function voidMfaChallenges (tx: Tx | Db, userId: number, now: Date): void {
+  tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt))).run()
 }
 
 /** Uses a TOTP step (newer than the last used, of a confirmed secret) or an unused recovery code; false when it cannot. */

@@ -53,7 +53,7 @@ export interface AccountLifecycle {
   /**
    * Sets the password from a mailed token, voids every other token and ends every session. The link proves
    * the address: an account whose address was never verified is claimed (see proveAddress); a verified one
-   * keeps its second factors.
+   * keeps its second factors, and a locked second factor takes a few codes again (MFA_WRONG_CODES_AFTER_RESET).
    */
   resetPassword (token: string, newPassword: string, client: Client): Promise<void>
   /** Marks the address the token was mailed to as verified; a never-verified account is claimed (see proveAddress). */
@@ -94,7 +94,7 @@ const TOKEN_ERRORS = {
  * Routes only translate HTTP to these calls.
  */
 export default fp<AccountOptions>(async (fastify, options) => {
-  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle } = fastify
+  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = fastify
 
   const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
   const linkOf = (path: string, token: string) => `${options.publicUrl}${path}#token=${token}`
@@ -212,6 +212,8 @@ export default fp<AccountOptions>(async (fastify, options) => {
       const outcome = await account.proveAddress({ userId: record.userId, email: record.email, passwordHash }, client)
       // The owner proved control of the address: the lockout a guesser caused ends.
       await loginThrottle.succeeded(record.email)
+      // A locked second factor takes a few codes again (not the whole count: see MFA_WRONG_CODES_AFTER_RESET).
+      await mfa.afterPasswordReset(record.userId)
       const claimed = outcome.outcome === 'proved' && outcome.claimed !== undefined
       await securityEvents.record('password_reset', client, { userId: record.userId, ...(claimed ? { detail: { address_claimed: true } } : {}) })
     },
@@ -244,4 +246,4 @@ export default fp<AccountOptions>(async (fastify, options) => {
     }
   }
   fastify.decorate('account', account)
-}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle'] })
+}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa'] })

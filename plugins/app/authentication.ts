@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { UserRecord } from '../../db/store.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, mfaRequired } from '../../src/errors.js'
-import type { MfaVerdict } from './mfa.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../../src/errors.js'
+import type { Reservation } from './login-throttle.js'
+import { MFA_MAX_WRONG_CODES, type MfaVerdict } from './mfa.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 
@@ -22,7 +23,8 @@ export interface Authentication {
    * The second step of a login of an account with TOTP (the first answered 403 MFA_REQUIRED with the
    * mfa_token): a TOTP code or a recovery code to a new session, which counts as a password proof.
    * 401 INVALID_MFA_TOKEN for a token unknown, used, expired or void; 401 INVALID_MFA_CODE for a wrong,
-   * replayed or used code, counted with the account's failed logins (429 while it is locked).
+   * replayed or used code, counted with the account's failed logins (429 while it is locked); 403 MFA_LOCKED
+   * once MFA_MAX_WRONG_CODES wrong codes were tried since the last right one, until a password reset.
    */
   completeMfaLogin (mfaToken: string, code: string, client: Client): Promise<{ user: UserRecord, session: StartedSession }>
   /**
@@ -55,36 +57,29 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
   const { store, passwords, loginThrottle, sessions, securityEvents, mfa } = fastify
 
   /**
-   * Checks the password under a reserved attempt; true when it matched, and then the failures are
-   * cleared, unless `settleMatch` is false: the caller then settles the reservation itself.
+   * Checks the password under a reserved attempt; `matches` is true when it matched, and then the failures
+   * are cleared, unless `settleMatch` is false: the caller then settles the reservation itself.
    */
   async function judged (
     account: string, check: () => Promise<boolean>, client: Client, subject: { userId: number | null, sessionId?: string }, settleMatch = true
-  ): Promise<boolean> {
+  ): Promise<{ matches: boolean, reservation: Reservation }> {
     const reservation = await loginThrottle.reserve(account)
-    let matches: boolean
-    try {
-      matches = await check()
-    } catch (error) {
-      // Not judged (503 BUSY, store down): the attempt is given back.
-      await loginThrottle.release(account)
-      throw error
-    }
+    const matches = await settled(account, reservation, check)
     if (matches) {
       if (settleMatch) await loginThrottle.succeeded(account)
-      return true
+      return { matches, reservation }
     }
     await securityEvents.record('login_failed', client, subject)
     if (reservation.locks) await securityEvents.record('account_locked', client, { ...subject, detail: { failures: reservation.failures } })
-    return false
+    return { matches, reservation }
   }
 
-  /** Runs `work` while an attempt of `account` is reserved; when it fails, the attempt is given back (nothing was judged). */
-  async function settled<T> (account: string, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` while an attempt of `account` is reserved; when it fails (503 BUSY, store down), the attempt is given back (nothing was judged). */
+  async function settled<T> (account: string, reservation: Reservation, work: () => Promise<T>): Promise<T> {
     try {
       return await work()
     } catch (error) {
-      await loginThrottle.release(account)
+      await loginThrottle.release(account, reservation)
       throw error
     }
   }
@@ -92,7 +87,7 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
   /** A TOTP or recovery code of a signed-in user, under the account lockout as at a login's second step; 401 INVALID_MFA_CODE. Returns its kind. */
   async function confirmCode (user: UserRecord, code: string, client: Client, subject: { userId: number, sessionId: string }): Promise<MfaVerdict['method']> {
     const reservation = await loginThrottle.reserve(user.email)
-    const verdict = await settled(user.email, () => mfa.confirmCode(user.id, code))
+    const verdict = await settled(user.email, reservation, () => mfa.confirmCode(user, code))
     if (verdict.outcome === 'passed') {
       await loginThrottle.succeeded(user.email)
       if (verdict.method === 'recovery_code') {
@@ -103,9 +98,11 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
     if (verdict.outcome === 'refused') {
       await securityEvents.record('mfa_failed', client, { ...subject, detail: { method: verdict.method, failures: verdict.failures } })
       if (reservation.locks) await securityEvents.record('account_locked', client, { ...subject, detail: { failures: reservation.failures } })
+      if (verdict.lockedNow === true) await securityEvents.record('mfa_locked', client, { ...subject, detail: { wrong_codes: MFA_MAX_WRONG_CODES } })
     } else {
-      // The one-shot challenge was gone (TOTP turned off meanwhile): nothing was judged.
-      await loginThrottle.release(user.email)
+      // The one-shot challenge was gone (TOTP turned off meanwhile) or the second factor is locked: nothing was judged.
+      await loginThrottle.release(user.email, reservation)
+      if (verdict.outcome === 'locked') throw new MfaLockedError()
     }
     throw new InvalidMfaCodeError()
   }
@@ -116,15 +113,16 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       // An unknown email spends the time of a real verification: the answer and its timing tell nothing.
       // An account without a password (made by a provider sign-in) spends it too: it answers as a wrong password.
       const passwordHash = user?.passwordHash ?? null
-      const matches = await judged(email, async () => passwordHash === null
+      const { matches, reservation } = await judged(email, async () => passwordHash === null
         ? await passwords.verifyNothing(password)
         : await passwords.verify(passwordHash, password), client, { userId: user?.id ?? null }, false)
       if (!matches || user === undefined || passwordHash === null) throw new InvalidCredentialsError()
       // Asked only now: before the password was judged, the extra read would tell accounts apart by timing.
-      const secondStep = await settled(email, () => mfa.isRequired(user.id))
-      // With a second factor the password alone proves nothing yet: its attempt is given back, and the
+      const secondStep = await settled(email, reservation, () => mfa.isRequired(user.id))
+      // With a second factor the password alone proves nothing yet: its attempt is given back (the state
+      // before it, lockout time included: a right password never re-arms a stranger's lockout), and the
       // failures so far (wrong codes among them) stay until a code passes.
-      if (secondStep) await loginThrottle.release(email)
+      if (secondStep) await loginThrottle.release(email, reservation)
       else await loginThrottle.succeeded(email)
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
       if (passwords.needsRehash(passwordHash)) {
@@ -147,16 +145,17 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       if (user === undefined) throw new InvalidMfaTokenError()
       // Under the same lockout as the password: a wrong code is a failed login of the account.
       const reservation = await loginThrottle.reserve(user.email)
-      const verdict = await settled(user.email, () => mfa.attempt(mfaToken, user.id, code))
-      if (verdict.outcome === 'invalid') {
-        // Used, expired or voided by a parallel attempt since we looked: nothing was judged.
-        await loginThrottle.release(user.email)
-        throw new InvalidMfaTokenError()
+      const verdict = await settled(user.email, reservation, () => mfa.attempt(mfaToken, user, code))
+      if (verdict.outcome === 'invalid' || verdict.outcome === 'locked') {
+        // Used, expired or voided by a parallel attempt since we looked, or the second factor is locked: nothing was judged.
+        await loginThrottle.release(user.email, reservation)
+        throw verdict.outcome === 'locked' ? new MfaLockedError() : new InvalidMfaTokenError()
       }
       const subject = { userId: user.id }
       if (verdict.outcome === 'refused') {
         await securityEvents.record('mfa_failed', client, { ...subject, detail: { method: verdict.method, failures: verdict.failures } })
         if (reservation.locks) await securityEvents.record('account_locked', client, { ...subject, detail: { failures: reservation.failures } })
+        if (verdict.lockedNow === true) await securityEvents.record('mfa_locked', client, { ...subject, detail: { wrong_codes: MFA_MAX_WRONG_CODES } })
         throw new InvalidMfaCodeError()
       }
       await loginThrottle.succeeded(user.email)
@@ -176,7 +175,7 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
 
     async confirmPassword (user, password, client, sessionId) {
       const { passwordHash } = user
-      const matches = await judged(user.email, async () => passwordHash === null ? await passwords.verifyNothing(password) : await passwords.verify(passwordHash, password), client, { userId: user.id, sessionId })
+      const { matches } = await judged(user.email, async () => passwordHash === null ? await passwords.verifyNothing(password) : await passwords.verify(passwordHash, password), client, { userId: user.id, sessionId })
       if (!matches) throw new InvalidCredentialsError()
     },
 
@@ -184,14 +183,14 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       const { passwordHash } = user
       const subject = { userId: user.id, sessionId }
       // With TOTP the password alone settles nothing (as at login): the failures stay until a code passes.
-      const matches = await judged(user.email, async () => passwordHash === null
+      const { matches, reservation } = await judged(user.email, async () => passwordHash === null
         ? await passwords.verifyNothing(password)
         : await passwords.verify(passwordHash, password), client, subject, false)
       if (!matches) throw new InvalidCredentialsError()
       let method = 'password'
-      if (await settled(user.email, () => mfa.isRequired(user.id))) {
+      if (await settled(user.email, reservation, () => mfa.isRequired(user.id))) {
         // A one-factor step-up would unlock turning the second factor off: the code is needed too.
-        await loginThrottle.release(user.email)
+        await loginThrottle.release(user.email, reservation)
         if (code === undefined || code.trim() === '') throw new MfaCodeRequiredError()
         method = `password+${await confirmCode(user, code, client, subject)}`
       } else {

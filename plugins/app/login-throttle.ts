@@ -20,20 +20,33 @@ export interface LoginThrottle {
   reserve (account: string): Promise<Reservation>
   /** The password was right: the account's failures are forgotten. */
   succeeded (account: string): Promise<void>
-  /** The password was never judged (503 BUSY): the reservation is given back. */
-  release (account: string): Promise<void>
+  /**
+   * The attempt was not a failure after all (never judged, or a right password that still needs its second
+   * factor): the account's failure state goes back to what it was before reserve(), count and lockout time
+   * both, so that a right password never re-arms a lockout a stranger's guesses left behind.
+   */
+  release (account: string, reservation: Reservation): Promise<void>
 }
 
 /** A reserved attempt: `failures` counts it; `locks` is true when, if it fails, the account is now locked. */
 export interface Reservation {
   failures: number
   locks: boolean
+  /** What release() puts back; undefined when nothing was counted (throttle off, Redis unavailable). */
+  readonly attempt?: ReservedAttempt
 }
 
 /** An account's failed logins so far and when the last one happened (epoch ms). */
 export interface FailureState {
   count: number
   lastFailureAt: number
+}
+
+/** One counted attempt: the state it made (`count` failures, the last at `at`) and the state before it (null: none). */
+export interface ReservedAttempt {
+  count: number
+  at: number
+  previous: FailureState | null
 }
 
 /** When a failure state locks the account: after `threshold` failures, for firstMs doubling per further failure, up to maxMs. */
@@ -50,8 +63,8 @@ export function lockedUntil ({ count, lastFailureAt }: FailureState, policy: Loc
   return lastFailureAt + Math.min(policy.firstMs * 2 ** doublings, policy.maxMs)
 }
 
-/** What reserve gives: the new count, or the end of the lockout that refused it. */
-export type ReserveResult = { reserved: true, count: number } | { reserved: false, lockedUntil: number }
+/** What reserve gives: the new count and the state before it, or the end of the lockout that refused it. */
+export type ReserveResult = { reserved: true, count: number, previous: FailureState | null } | { reserved: false, lockedUntil: number }
 
 /**
  * Where the failure counts live: in memory (one process) without REDIS_URL,
@@ -62,21 +75,64 @@ export interface FailureStore {
   get (key: string): Promise<FailureState | undefined>
   /** Unless the key is locked at `now`, adds one failure at `now` and keeps the key for `ttlMs`. */
   reserve (key: string, now: number, ttlMs: number, policy: LockoutPolicy): Promise<ReserveResult>
-  /** Takes one failure back (never below zero). */
-  release (key: string): Promise<void>
+  /**
+   * Takes a reservation back, atomically: when the key is still as that reservation left it, it becomes
+   * exactly what it was before (count, time of the last failure, expiry); when another attempt changed it
+   * since, only one failure is taken off (never below zero), and the later attempt's time stays.
+   */
+  release (key: string, attempt: ReservedAttempt): Promise<void>
   delete (key: string): Promise<void>
 }
 
-// Bounds memory under a flood of distinct emails: the oldest key is dropped first.
-const MAX_TRACKED_KEYS = 100_000
+// Bounds memory under a flood of distinct emails (see memoryFailureStore for which key goes first).
+export const MAX_TRACKED_KEYS = 100_000
 
-/** The in-memory FailureStore: a Map with expiry, oldest key evicted first when full. */
+interface Tracked extends FailureState {
+  expiresAt: number
+  /** The lockout threshold the key was counted under: its tier is its count, up to this. */
+  threshold: number
+}
+
+/**
+ * The in-memory FailureStore: a Map with expiry, bounded to `maxKeys` keys. When full, an expired key
+ * goes first; else the stalest key among those with the fewest failures. Keys are kept in tiers by
+ * their count (up to the lockout threshold), so a flood of new keys, one failure each, only pushes out
+ * keys like themselves: an account being guessed at, or locked, stays counted however many other
+ * emails are tried (evicting one would cost a guesser `maxKeys` keys with as many failures as it has).
+ */
 export function memoryFailureStore (maxKeys = MAX_TRACKED_KEYS): FailureStore {
-  const states = new Map<string, FailureState & { expiresAt: number }>()
+  const states = new Map<string, Tracked>()
+  // Each tier in order of last change (re-inserted on each failure): its first key is its stalest.
+  const tiers = new Map<number, Map<string, Tracked>>()
+  const tierOf = (state: Tracked) => Math.min(state.count, state.threshold)
+  const track = (key: string, state: Tracked) => {
+    states.set(key, state)
+    const tier = tierOf(state)
+    let members = tiers.get(tier)
+    if (members === undefined) {
+      members = new Map()
+      tiers.set(tier, members)
+    }
+    members.set(key, state)
+  }
+  const untrack = (key: string) => {
+    const state = states.get(key)
+    if (state === undefined) return
+    states.delete(key)
+    const tier = tierOf(state)
+    const members = tiers.get(tier)
+    members?.delete(key)
+    if (members?.size === 0) tiers.delete(tier)
+  }
+  const evictOne = (now: number) => {
+    const stalest = [...tiers.keys()].sort((a, b) => a - b).map(tier => (tiers.get(tier) as Map<string, Tracked>).entries().next().value as [string, Tracked])
+    const expired = stalest.find(([, state]) => state.expiresAt <= now)
+    untrack((expired ?? stalest[0])[0])
+  }
   const live = (key: string, now: number) => {
     const state = states.get(key)
     if (state !== undefined && state.expiresAt <= now) {
-      states.delete(key)
+      untrack(key)
       return undefined
     }
     return state
@@ -88,24 +144,34 @@ export function memoryFailureStore (maxKeys = MAX_TRACKED_KEYS): FailureStore {
     },
     async reserve (key, now, ttlMs, policy) {
       // Synchronous from the check to the increment: nothing else runs in between.
-      const state = live(key, now) ?? { count: 0, lastFailureAt: now, expiresAt: now }
-      const until = lockedUntil(state, policy)
-      if (until > now) return { reserved: false, lockedUntil: until }
-      state.count += 1
-      state.lastFailureAt = now
-      state.expiresAt = now + ttlMs
-      // Re-inserting keeps the Map in order of last failure, so eviction drops the stalest key.
-      states.delete(key)
-      if (states.size >= maxKeys) states.delete(states.keys().next().value as string)
-      states.set(key, state)
-      return { reserved: true, count: state.count }
+      const state = live(key, now)
+      if (state !== undefined) {
+        const until = lockedUntil(state, policy)
+        if (until > now) return { reserved: false, lockedUntil: until }
+      }
+      const previous = state === undefined ? null : { count: state.count, lastFailureAt: state.lastFailureAt }
+      const next: Tracked = { count: (previous?.count ?? 0) + 1, lastFailureAt: now, expiresAt: now + ttlMs, threshold: policy.threshold }
+      // Re-inserting keeps each tier in order of last failure, so eviction drops its stalest key.
+      untrack(key)
+      if (states.size >= maxKeys) evictOne(now)
+      track(key, next)
+      return { reserved: true, count: next.count, previous }
     },
-    async release (key) {
+    async release (key, { count, at, previous }) {
       const state = states.get(key)
-      if (state !== undefined && state.count > 0) state.count -= 1
+      if (state === undefined) return
+      untrack(key)
+      if (state.count === count && state.lastFailureAt === at) {
+        // As the reservation left it: back to the state before, expiry included (each failure sets it ttl after itself).
+        if (previous === null) return
+        const ttlMs = state.expiresAt - state.lastFailureAt
+        track(key, { ...state, count: previous.count, lastFailureAt: previous.lastFailureAt, expiresAt: previous.lastFailureAt + ttlMs })
+        return
+      }
+      track(key, { ...state, count: Math.max(0, state.count - 1) })
     },
     async delete (key) {
-      states.delete(key)
+      untrack(key)
     }
   }
 }
@@ -116,9 +182,11 @@ export const REDIS_FAILURES_NAMESPACE = 'login-failures:'
 /**
  * The lockout check and the increment in one script: Redis runs a script
  * atomically, so reservations from every instance at once are judged one by
- * one. The same arithmetic as lockedUntil().
+ * one. The same arithmetic as lockedUntil(). Answers the new count and the
+ * state before (-1, -1 when the key did not exist), for release.
  */
 const RESERVE_SCRIPT = `
+local exists = redis.call('EXISTS', KEYS[1])
 local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
 local last = tonumber(redis.call('HGET', KEYS[1], 'lastFailureAt') or '0')
 local now, ttl, threshold, first, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -126,13 +194,36 @@ if count >= threshold then
   local locked_until = last + math.min(first * 2 ^ math.min(count - threshold, 30), max)
   if locked_until > now then return {0, locked_until} end
 end
-count = redis.call('HINCRBY', KEYS[1], 'count', 1)
-redis.call('HSET', KEYS[1], 'lastFailureAt', now)
+local previous_count, previous_last = -1, -1
+if exists == 1 then previous_count, previous_last = count, last end
+redis.call('HSET', KEYS[1], 'count', count + 1, 'lastFailureAt', now)
 redis.call('PEXPIRE', KEYS[1], ttl)
-return {1, count}
+return {1, count + 1, previous_count, previous_last}
 `
+/**
+ * The reservation given back, atomically: if the key is still as it left it (its count and time), the
+ * state before is put back, with the expiry that state had (the key's time to live less the time
+ * between the two failures); otherwise one failure is taken off.
+ */
 const RELEASE_SCRIPT = `
-local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '0')
+local count = tonumber(redis.call('HGET', KEYS[1], 'count') or '-1')
+local last = tonumber(redis.call('HGET', KEYS[1], 'lastFailureAt') or '-1')
+local reserved_count, reserved_at = tonumber(ARGV[1]), tonumber(ARGV[2])
+local previous_count, previous_last = tonumber(ARGV[3]), tonumber(ARGV[4])
+if count == reserved_count and last == reserved_at then
+  if previous_count < 0 then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+  local remaining = redis.call('PTTL', KEYS[1]) - (reserved_at - previous_last)
+  if remaining <= 0 then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
+  redis.call('HSET', KEYS[1], 'count', previous_count, 'lastFailureAt', previous_last)
+  redis.call('PEXPIRE', KEYS[1], remaining)
+  return 1
+end
 if count > 0 then redis.call('HINCRBY', KEYS[1], 'count', -1) end
 return 0
 `
@@ -167,14 +258,18 @@ export function redisFailureStore (redis: Redis, log: FastifyBaseLogger): Failur
         return count === null || lastFailureAt === null ? undefined : { count: Number(count), lastFailureAt: Number(lastFailureAt) }
       }, undefined)
     },
-    async reserve (key, now, ttlMs, policy) {
-      return attempt(async () => {
-        const [reserved, value] = await redis.eval(RESERVE_SCRIPT, 1, keyOf(key), now, ttlMs, policy.threshold, policy.firstMs, policy.maxMs) as [number, number]
-        return reserved === 1 ? { reserved: true, count: value } : { reserved: false, lockedUntil: value }
-      }, { reserved: true, count: 0 })
+    async reserve (key, now, ttlMs, policy): Promise<ReserveResult> {
+      return attempt(async (): Promise<ReserveResult> => {
+        const [reserved, value, previousCount, previousLast] = await redis.eval(
+          RESERVE_SCRIPT, 1, keyOf(key), now, ttlMs, policy.threshold, policy.firstMs, policy.maxMs
+        ) as [number, number, number?, number?]
+        if (reserved !== 1) return { reserved: false, lockedUntil: value }
+        const previous = previousCount === undefined || previousCount < 0 ? null : { count: previousCount, lastFailureAt: previousLast as number }
+        return { reserved: true, count: value, previous }
+      }, { reserved: true, count: 0, previous: null })
     },
-    async release (key) {
-      await attempt(() => redis.eval(RELEASE_SCRIPT, 1, keyOf(key)), 0)
+    async release (key, { count, at, previous }) {
+      await attempt(() => redis.eval(RELEASE_SCRIPT, 1, keyOf(key), count, at, previous?.count ?? -1, previous?.lastFailureAt ?? -1), 0)
     },
     async delete (key) {
       await attempt(() => redis.del(keyOf(key)), 0)
@@ -195,7 +290,9 @@ export interface LoginThrottleOptions {
  * a lockout every attempt on that account is 429, the right password included, so
  * guessing gains nothing. Every attempt is reserved (counted) before its
  * password is checked, so guesses sent at once cannot all be judged before the
- * lockout starts; a right password clears the count. Requests per client
+ * lockout starts; a right password clears the count, or, for an account with a
+ * second factor, gives its reservation back exactly (a stranger's failures stay,
+ * but the owner's right password never moves their lockout later). Requests per client
  * address are limited apart, by @fastify/rate-limit on the route. Unknown
  * emails are counted like known ones, so the lockout reveals nothing about
  * which accounts exist. Login, re-authentication, password change and account
@@ -222,13 +319,15 @@ export default fp<LoginThrottleOptions>(async (fastify, { rateLimit, failureStor
       const now = Date.now()
       const result = await failureStore.reserve(keyOf(account), now, memoryMs, policy)
       if (!result.reserved) throw rateLimited(Math.max(1, Math.ceil((result.lockedUntil - now) / 1000)))
-      return { failures: result.count, locks: result.count >= policy.threshold }
+      // Count 0: Redis did not answer, nothing was counted and there is nothing to give back.
+      const attempt = result.count > 0 ? { count: result.count, at: now, previous: result.previous } : undefined
+      return { failures: result.count, locks: result.count >= policy.threshold, attempt }
     },
     async succeeded (account) {
       await failureStore.delete(keyOf(account))
     },
-    async release (account) {
-      await failureStore.release(keyOf(account))
+    async release (account, { attempt }) {
+      if (attempt !== undefined) await failureStore.release(keyOf(account), attempt)
     }
   }
   fastify.decorate('loginThrottle', loginThrottle)

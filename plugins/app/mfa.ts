@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
 import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../src/errors.js'
-import { signInMethodNotice } from '../../src/mails.js'
+import { mfaLockedMail, signInMethodNotice } from '../../src/mails.js'
 import { hashRecoveryCode, newRecoveryCodes } from '../../src/mfa/recovery-codes.js'
 import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../src/mfa/totp.js'
 import { createSealer, isSealed } from '../../src/secrets/sealing.js'
@@ -16,6 +16,19 @@ declare module 'fastify' {
 
 /** Wrong codes one mfa_token takes before it is void (the account lockout counts them too). */
 export const MFA_MAX_FAILURES = 5
+/**
+ * Wrong codes (TOTP or recovery, over every mfa_token, kept in the store) since the last accepted one,
+ * after which the account's second factor refuses every code, the right one included, until a password
+ * reset; the owner is mailed when it locks. Only someone who knows the password reaches the code prompt:
+ * ten guesses of a 6-digit code (three steps accepted) succeed about once in 33,000 tries of the whole attack.
+ */
+export const MFA_MAX_WRONG_CODES = 10
+/**
+ * Wrong codes a password reset gives back to a locked (or nearly locked) second factor: the count drops to
+ * MFA_MAX_WRONG_CODES minus this, not to zero, so that whoever controls the mailbox as well as the
+ * password gains only this many guesses per reset mail (RESET_MAILS_PER_DAY of them a day at most).
+ */
+export const MFA_WRONG_CODES_AFTER_RESET = 3
 
 export interface MfaStatus {
   /** TOTP is confirmed: a login asks for a code. */
@@ -27,6 +40,12 @@ export interface MfaStatus {
 
 /** How a code tried at the second step of a login ended; `method` says what kind of code it was. */
 export type MfaVerdict = MfaAttempt & { method: 'totp' | 'recovery_code' }
+
+/** The account whose login's second step a code is tried for. */
+export interface MfaUser {
+  id: number
+  email: string
+}
 
 export interface Mfa {
   /**
@@ -56,13 +75,18 @@ export interface Mfa {
   providerOf (mfaToken: string): string | undefined
   /** The challenge of an mfa_token while it may still be tried (unused, unexpired, not void); else undefined. */
   openChallenge (mfaToken: string): Promise<MfaChallengeRecord | undefined>
-  /** Tries a TOTP or recovery code against the challenge, atomically (see AccountStore.attemptMfaChallenge). */
-  attempt (mfaToken: string, userId: number, code: string): Promise<MfaVerdict>
   /**
    * A code of a signed-in user (re-authentication), judged as a login's second step is, through a
    * one-shot challenge: a TOTP step or a recovery code is consumed once, whichever path it is used on.
    */
-  confirmCode (userId: number, code: string): Promise<MfaVerdict>
+  confirmCode (user: MfaUser, code: string): Promise<MfaVerdict>
+  /**
+   * Tries a TOTP or recovery code against the challenge, atomically (see AccountStore.attemptMfaChallenge),
+   * under the account's cap of MFA_MAX_WRONG_CODES; the wrong code that reaches it mails the owner.
+   */
+  attempt (mfaToken: string, user: MfaUser, code: string): Promise<MfaVerdict>
+  /** A password reset proved the mailbox: a locked second factor takes MFA_WRONG_CODES_AFTER_RESET more wrong codes. */
+  afterPasswordReset (userId: number): Promise<void>
 }
 
 export interface MfaOptions {
@@ -181,15 +205,21 @@ export default fp<MfaOptions>(async (fastify, options) => {
       return separator > 0 ? mfaToken.slice(0, separator) : undefined
     },
 
-    async confirmCode (userId, code) {
-      return await mfa.attempt(await mfa.challenge(userId), userId, code)
+    async confirmCode (user, code) {
+      return await mfa.attempt(await mfa.challenge(user.id), user, code)
     },
 
-    async attempt (mfaToken, userId, code) {
+    async attempt (mfaToken, user, code) {
       const now = Date.now()
-      const proof = await proofOf(userId, code, now)
-      const attempt = await store.attemptMfaChallenge(hashOneTimeToken(mfaToken), proof, new Date(now), MFA_MAX_FAILURES)
+      const proof = await proofOf(user.id, code, now)
+      const lockedMail = mailer.forOutbox(mfaLockedMail(user.email, MFA_MAX_WRONG_CODES))
+      const attempt = await store.attemptMfaChallenge(hashOneTimeToken(mfaToken), proof, new Date(now), MFA_MAX_FAILURES, { maxWrongCodes: MFA_MAX_WRONG_CODES, lockedMail })
+      if (attempt.outcome === 'refused' && attempt.lockedNow === true) mailer.wake()
       return { ...attempt, method: asTotpCode(code) === undefined ? 'recovery_code' : 'totp' }
+    },
+
+    async afterPasswordReset (userId) {
+      await store.forgiveMfaFailures(userId, MFA_MAX_WRONG_CODES - MFA_WRONG_CODES_AFTER_RESET)
     }
   }
   fastify.decorate('mfa', mfa)

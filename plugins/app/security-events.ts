@@ -12,7 +12,7 @@ export const SECURITY_EVENT_TYPES = [
   'login', 'login_failed', 'account_locked', 'password_changed', 'password_reset', 'email_changed',
   'session_revoked', 'refresh_token_reused', 'reauthenticated', 'identity_linked', 'identity_unlinked',
   'passkey_added', 'passkey_removed', 'passkey_login', 'passkey_counter_regressed',
-  'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'recovery_code_used', 'recovery_codes_renewed'
+  'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed'
 ] as const
 
 export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]
@@ -46,7 +46,7 @@ export interface SecurityEvents {
 /**
  * Security events: a record per login, failure, lockout, password or email
  * change, revoked session, detected refresh-token reuse, re-authentication,
- * second factor turned on or off, wrong second-factor code, recovery code used or renewed,
+ * second factor turned on or off, wrong second-factor code, second factor locked (MFA_MAX_WRONG_CODES), recovery code used or renewed,
  * passkey added, removed or used to log in, and passkey counter regression (a cloned authenticator),
  * kept SECURITY_EVENT_RETENTION (pruned with the refresh tokens). The user sees
  * its own at GET /auth/security-events; an operator with `account-service events`.

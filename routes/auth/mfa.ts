@@ -93,7 +93,11 @@ const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, {
       summary: 'The second step of a login: the mfa_token of the 403 MFA_REQUIRED answer and a TOTP or recovery code',
       description: 'Answers exactly as POST /auth/login does. 401 INVALID_MFA_CODE for a wrong, replayed or used code ' +
         '(each counts toward the account lockout, as a wrong password does); after 5 the mfa_token is void. ' +
-        '401 INVALID_MFA_TOKEN for a token unknown, used, expired (MFA_TOKEN_TTL) or void: log in again.',
+        '401 INVALID_MFA_TOKEN for a token unknown, used, expired (MFA_TOKEN_TTL) or void (a password change or reset, ' +
+        'an email change or a logout everywhere since it was handed out voids it): log in again. ' +
+        '403 MFA_LOCKED after 10 wrong codes since the last right one, over every mfa_token (MFA_MAX_WRONG_CODES): every code ' +
+        'is refused, the right one included, until the password is reset (POST /auth/forgot-password); the owner is mailed when it locks. ' +
+        'A reset gives 3 more codes, not a fresh count; a right code clears the count.',
       body: MfaVerifyBody,
       response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
     },

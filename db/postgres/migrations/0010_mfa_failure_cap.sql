@@ -1,0 +1,1 @@
+ALTER TABLE "totp_credentials" ADD COLUMN "failed_codes" integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,1 @@
+ALTER TABLE `totp_credentials` ADD `failed_codes` integer DEFAULT 0 NOT NULL;
