@@ -183,7 +183,9 @@ async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, i
   let sessionsEnded = 0
   const endAccess = async () => {
     await tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt)))
-    sessionsEnded += await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now)
+    // The sessions end, and with them every pending second step (mfa_token), as revokeUserSessions does.
+    sessionsEnded += await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now, sql`,
+      voided as (${voidMfaChallenges(userId, now)})`)
   }
   if (passwordHash !== undefined) {
     await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))

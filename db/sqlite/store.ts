@@ -384,6 +384,8 @@ class SqliteStore implements AccountStore {
     const endAccess = () => {
       tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run()
       sessionsEnded += revokeTokens(tx, userTokens, now)
+      // With the sessions, every pending second step (mfa_token), as revokeUserSessions does.
+      voidMfaChallenges(tx, userId, now)
     }
     if (passwordHash !== undefined) {
       tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run()

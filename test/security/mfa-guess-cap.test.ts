@@ -50,6 +50,8 @@ t.test(`after ${MFA_MAX_WRONG_CODES} wrong codes the second step refuses every c
   const env = { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL, DATABASE_URL: await testDatabaseUrl(t, { persistent: true }) }
   const server = await build(t, { variant: 'header', env })
   const session = await loggedInUser(server, 'header')
+  // A verified address: a reset of a never-verified account removes its TOTP altogether (pre-hijacking).
+  await server.store.markEmailVerified(session.user.id, session.user.email, new Date())
   const { secret, recoveryCodes } = await enableTotp(server, 'header', session)
   let { user } = session
 
@@ -74,6 +76,8 @@ t.test(`a reset gives ${MFA_WRONG_CODES_AFTER_RESET} more wrong codes, not a fre
   const mailbox = await startMailbox(t)
   const server = await build(t, { variant: 'header', env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL } })
   const session = await loggedInUser(server, 'header')
+  // A verified address: a reset of a never-verified account removes its TOTP altogether (pre-hijacking).
+  await server.store.markEmailVerified(session.user.id, session.user.email, new Date())
   const { secret, recoveryCodes } = await enableTotp(server, 'header', session)
   let { user } = session
   const codes = wrongCodes(secret, MFA_MAX_WRONG_CODES)
