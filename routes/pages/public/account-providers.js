@@ -16,6 +16,7 @@ const ERROR_MESSAGES = {
   account_exists: 'An account with that email address exists already, and the provider did not confirm the address is yours: sign in with that account\'s password.',
   identity_conflict: 'That provider account is linked to another account here.',
   email_required: 'The provider did not share your email address, which an account here needs.',
+  invalid_email: 'The email address the provider gave is not a valid address, so no account can use it. Correct it at the provider, or register here with your address.',
   email_not_verified: 'The provider has not verified your email address. Verify it there, then try again.'
 }
 
