@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import { STATUS_CODES, type Server } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import pinoPretty from 'pino-pretty'
 import account from '../plugins/app/account.js'
 import authentication from '../plugins/app/authentication.js'
@@ -71,8 +73,28 @@ function trustProxyOption (trustProxy: Config['trustProxy']): FastifyServerOptio
   return (_address, hop) => hop < trustProxy
 }
 
+/**
+ * What Node refuses before a request reaches Fastify (a request past REQUEST_TIMEOUT, headers too large,
+ * malformed HTTP), answered in the contract's error shape on the raw socket, which is then closed.
+ */
+function answerClientError (this: FastifyInstance, error: Error & { code?: string }, socket: Duplex): void {
+  // A connection reset or already closed: nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const [statusCode, code, message] = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? [408, 'REQUEST_TIMEOUT', 'The request did not arrive within REQUEST_TIMEOUT']
+    : error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', 'The request headers are too large']
+      : [400, 'BAD_REQUEST', 'The request is not valid HTTP']
+  this.log.debug({ err: error }, 'client error')
+  const body = JSON.stringify({ statusCode, code, error: STATUS_CODES[statusCode], message })
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`)
+  }
+  socket.destroy()
+}
+
 /** Options for the Fastify instance that app is registered on (server.ts and the tests share them). */
-export function serverOptions (config: Config): FastifyServerOptions {
+export function serverOptions (config: Config): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.logLevel,
@@ -84,6 +106,17 @@ export function serverOptions (config: Config): FastifyServerOptions {
     },
     genReqId: requestId,
     bodyLimit: config.bodyLimit,
+    // REQUEST_TIMEOUT: a request (headers and body) that has not arrived and been answered by then, and a
+    // connection silent that long, are closed: a client that stalls or trickles its body holds nothing for long.
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.requestTimeoutMs,
+    // Node checks requestTimeout on a timer (30 s by default), which would let a request live up to twice the bound.
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(1, Math.min(1000, Math.floor(config.requestTimeoutMs / 2)))
+    },
+    clientErrorHandler: answerClientError,
     trustProxy: trustProxyOption(config.trustProxy),
     // A malformed URL reaches no route; answer it in the one error shape too.
     frameworkErrors: (error, _request, reply) => {

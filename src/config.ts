@@ -57,6 +57,8 @@ const EnvironmentSchema = Type.Object({
   EMAIL_VERIFICATION_TTL: Duration('24h'),
   MFA_TOKEN_TTL: Duration('5m'),
   BODY_LIMIT: Type.Integer({ minimum: 1024, default: 16384 }),
+  // The longest one request may take to arrive and be answered, and the longest a connection may stay silent.
+  REQUEST_TIMEOUT: Type.String({ pattern: MILLISECONDS_PATTERN, default: '30s' }),
   // false, true (not in production), a hop count, or a comma-separated list of proxy addresses and CIDRs: see parseTrustProxy.
   TRUST_PROXY: Type.String({ minLength: 1, default: 'false' }),
   // 32 random bytes, base64: seals the private signing keys in the store (AES-256-GCM).
@@ -146,6 +148,11 @@ export interface Config {
   /** How long the mfa_token of a login answered MFA_REQUIRED may be used at POST /auth/mfa/verify. */
   mfaTokenTtlSeconds: number
   bodyLimit: number
+  /**
+   * REQUEST_TIMEOUT: the bound on one request from its first byte to its answer (Fastify's requestTimeout)
+   * and on a connection's silence (connectionTimeout). A stalled or trickled body no longer holds a connection.
+   */
+  requestTimeoutMs: number
   /** Fastify's trustProxy: false, true (every hop), a hop count, or the proxies' addresses and CIDRs. */
   trustProxy: boolean | number | string[]
   /** SIGNING_KEY_ENCRYPTION_KEY, decoded: seals private signing keys at rest; absent, they are stored in clear. */
@@ -175,6 +182,9 @@ export interface OidcProviderConfig {
   clientSecret: string
   scopes: string
 }
+
+/** REQUEST_TIMEOUT's ceiling: 30 s is far more than any of our requests (bodies of at most BODY_LIMIT) needs. */
+export const MAX_REQUEST_TIMEOUT_MS = 30_000
 
 /** A setting that is missing or malformed; the message names it. */
 export class ConfigError extends Error {}
@@ -225,6 +235,10 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   if (mfaTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: MFA_TOKEN_TTL must be at least 1 second')
   if (/^postgres(ql)?:/.test(env.DATABASE_URL) && !URL.canParse(env.DATABASE_URL)) {
     throw new ConfigError('Invalid setting: DATABASE_URL is not a valid postgres:// URL')
+  }
+  const requestTimeoutMs = parseDurationMilliseconds(env.REQUEST_TIMEOUT)
+  if (requestTimeoutMs < 1 || requestTimeoutMs > MAX_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid setting: REQUEST_TIMEOUT must be between 1ms and 30s (a request that may last forever holds its connection forever)')
   }
   const trustProxy = parseTrustProxy(env.TRUST_PROXY)
   const webauthn = webauthnSettings(env)
@@ -282,6 +296,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     emailVerificationTtlSeconds,
     mfaTokenTtlSeconds,
     bodyLimit: env.BODY_LIMIT,
+    requestTimeoutMs,
     trustProxy,
     signingKeyEncryptionKey,
     docs: env.DOCS ?? env.NODE_ENV !== 'production',

@@ -1,6 +1,7 @@
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
+import { Email } from './schemas/common.js'
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
@@ -14,7 +15,21 @@ const shared: Options = { removeAdditional: false, useDefaults: true, allErrors:
  * query strings arrive as text, so they keep coercion.
  */
 export function buildValidatorCompiler (): FastifySchemaCompiler<object> {
-  const bodyValidator = addFormats(new Ajv({ ...shared, coerceTypes: false }), ['email'])
+  const bodyValidator = bodyAjv()
   const textValidator = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }), ['email'])
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator : textValidator).compile(schema)
+}
+
+const bodyAjv = () => addFormats(new Ajv({ ...shared, coerceTypes: false }), ['email'])
+
+let emailValidator: ValidateFunction | undefined
+
+/**
+ * Whether a value is an address as registration takes it: the same Email schema (src/schemas/common.ts),
+ * compiled as bodies are. For what the service is told rather than sent (a provider's email claim):
+ * "Win <mallory@evil.test>, victim@example.com" is no address.
+ */
+export function isEmail (value: unknown): boolean {
+  emailValidator ??= bodyAjv().compile(Email)
+  return emailValidator(value)
 }

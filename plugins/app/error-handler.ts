@@ -55,6 +55,10 @@ export default fp(async (fastify) => {
   fastify.setErrorHandler((error, request, reply) => {
     const body = toErrorBody(error)
     if (body.statusCode >= 500 && body.code !== 'BUSY') request.log.error({ err: error }, 'request failed')
+    // What the route had set for the answer it meant to give does not go with an error: a Location (the
+    // failure may be that very header: Node refuses to write it) or another content type (an HTML page).
+    reply.removeHeader('location')
+    reply.type('application/json; charset=utf-8')
     const retryAfter = (error as { retryAfter?: unknown }).retryAfter
     if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
     else if (body.statusCode === 503) reply.header('retry-after', '1')

@@ -4,7 +4,8 @@ import type { Variant } from '../../src/config.js'
 import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../../src/errors.js'
 import { signInMethodNotice } from '../../src/mails.js'
 import { candidateUsername } from '../../src/oidc/usernames.js'
-import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
+import { newLoginCode, providerOfLoginCode, verifierMatches } from '../../src/oidc/login-code.js'
+import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { Actor } from './account.js'
 import type { ProviderClaims } from './oidc.js'
 import type { Client } from './security-events.js'
@@ -49,10 +50,16 @@ export interface Identities {
   accountFor (provider: string, claims: ProviderClaims, variant: Variant, client: Client): Promise<UserRecord>
   /** The one place that decides what a provider sign-in yields: a session, or a second factor to ask for. Records the login. */
   signIn (user: UserRecord, provider: string, client: Client): Promise<SignInOutcome>
-  /** A one-time code for POST /auth/oidc/exchange (header variant): single use, LOGIN_CODE_TTL_SECONDS. */
-  issueLoginCode (user: UserRecord, provider: string): Promise<string>
-  /** The user (and provider) of a live code, which is used up; 400 INVALID_CODE for an unknown, used or expired one. */
-  redeemLoginCode (code: string): Promise<{ user: UserRecord, provider: string }>
+  /**
+   * A one-time code for POST /auth/oidc/exchange (header variant): single use, LOGIN_CODE_TTL_SECONDS,
+   * bound to the PKCE code_challenge (S256) of the app that started the sign-in.
+   */
+  issueLoginCode (user: UserRecord, provider: string, codeChallenge: string): Promise<string>
+  /**
+   * The user (and provider) of a live code, which is used up; 400 INVALID_CODE for an unknown, used or
+   * expired one, and for a missing or wrong verifier (the code is spent all the same: no second guess).
+   */
+  redeemLoginCode (code: string, codeVerifier: string | undefined): Promise<{ user: UserRecord, provider: string }>
   list (userId: number): Promise<IdentityRecord[]>
   /** 404 IDENTITY_NOT_FOUND, 409 LAST_LOGIN_METHOD, 403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE. */
   unlink (actor: Actor, provider: string): Promise<void>
@@ -159,10 +166,10 @@ export default fp(async (fastify) => {
       return { kind: 'session', session }
     },
 
-    async issueLoginCode (user, provider) {
+    async issueLoginCode (user, provider, codeChallenge) {
       const now = new Date()
-      // The provider's name rides in the code for the login event; the stored hash covers it, so it cannot be altered.
-      const code = `${provider}.${newOneTimeToken()}`
+      // The provider's name and the binding to the challenge ride in the code; the stored hash covers them, so neither can be altered.
+      const code = newLoginCode(provider, codeChallenge)
       await store.issueOneTimeToken({
         tokenHash: hashOneTimeToken(code),
         userId: user.id,
@@ -173,15 +180,17 @@ export default fp(async (fastify) => {
       return code
     },
 
-    async redeemLoginCode (code) {
+    async redeemLoginCode (code, codeVerifier) {
       const now = new Date()
       const record = await store.findOneTimeToken(hashOneTimeToken(code))
       if (record === undefined || record.purpose !== 'oidc_login' || record.usedAt !== null || record.expiresAt <= now) throw new InvalidCodeError()
       // Conditional on its being unused: of two exchanges of one code, one wins.
       if (!await store.useOneTimeToken(record.tokenHash, now)) throw new InvalidCodeError()
+      // Spent above whatever the verifier: whoever holds a code someone else's app asked for gets one try, which fails.
+      if (!verifierMatches(code, codeVerifier)) throw new InvalidCodeError()
       const user = await store.findUserById(record.userId)
       if (user === undefined) throw new InvalidCodeError()
-      return { user, provider: code.slice(0, code.indexOf('.')) }
+      return { user, provider: providerOfLoginCode(code) }
     },
 
     list: (userId) => store.listIdentities(userId),

@@ -30,9 +30,10 @@ export interface Oidc {
   assertServed (provider: string): void
   /**
    * Starts an authorization code flow with PKCE (S256), state and nonce: the provider's authorization
-   * URL, and the sealed cookie that binds those checks (and `redirectTo`) to this browser.
+   * URL, and the sealed cookie that binds those checks (and `redirectTo`, and the app's `codeChallenge` in
+   * the header variant) to this browser.
    */
-  begin (provider: string, redirectUri: string, redirectTo: string): Promise<{ authorizationUrl: URL, cookie: string }>
+  begin (provider: string, redirectUri: string, redirectTo: string, codeChallenge?: string): Promise<{ authorizationUrl: URL, cookie: string }>
   /** The pending sign-in of the cookie, if it opens, is live and its state is `state`; else 400 INVALID_STATE. */
   pending (provider: string, cookie: string | undefined, state: string | undefined): PendingSignIn
   /**
@@ -101,13 +102,14 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
 
     assertServed (provider) { served(provider) },
 
-    async begin (provider, redirectUri, redirectTo) {
+    async begin (provider, redirectUri, redirectTo, codeChallenge) {
       const { configuration, scopes, client } = served(provider)
       const pending: PendingSignIn = {
         state: client.randomState(),
         nonce: client.randomNonce(),
         codeVerifier: client.randomPKCECodeVerifier(),
         redirectTo,
+        ...(codeChallenge === undefined ? {} : { codeChallenge }),
         expiresAt: Date.now() + STATE_TTL_SECONDS * 1000
       }
       const authorizationUrl = client.buildAuthorizationUrl(configuration, {

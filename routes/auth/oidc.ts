@@ -3,15 +3,16 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 import { SignInRefusedError } from '../../plugins/app/identities.js'
 import type { Config, Variant } from '../../src/config.js'
-import { InvalidRedirectError, mfaRequired } from '../../src/errors.js'
+import { InvalidOidcStateError, InvalidRedirectError, mfaRequired } from '../../src/errors.js'
 import { landingPage } from '../../src/oidc/landing-page.js'
 import { redirectTarget } from '../../src/oidc/redirect-target.js'
 import { STATE_COOKIE, STATE_TTL_SECONDS } from '../../src/oidc/state-cookie.js'
 import { LoginResponse } from '../../src/schemas/auth.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { LoginRefusedResponse } from '../../src/schemas/mfa.js'
-import { CallbackQuery, ExchangeBody, IdentitiesResponse, ProviderParams, ProvidersResponse, SignInQuery } from '../../src/schemas/oidc.js'
+import { CallbackQuery, ExchangeBody, HeaderSignInQuery, IdentitiesResponse, ProviderParams, ProvidersResponse, SignInQuery } from '../../src/schemas/oidc.js'
 import { presentUser } from '../../src/schemas/users.js'
+import { isEmail } from '../../src/validation.js'
 import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
@@ -58,9 +59,10 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     schema: {
       security: NO_CREDENTIALS,
       summary: 'Start signing in with a provider: redirects the browser to it',
-      description: `Authorization code flow with PKCE (S256), state and nonce, bound to this browser by a sealed, HttpOnly, SameSite=Lax cookie (${STATE_COOKIE}) on the callback's path, for ${STATE_TTL_SECONDS} seconds. redirect_to must be a path of ours or a URL under ALLOWED_ORIGINS, else 400 INVALID_REDIRECT.`,
+      description: `Authorization code flow with PKCE (S256), state and nonce, bound to this browser by a sealed, HttpOnly, SameSite=Lax cookie (${STATE_COOKIE}) on the callback's path, for ${STATE_TTL_SECONDS} seconds. redirect_to must be a path of ours or a URL under ALLOWED_ORIGINS, else 400 INVALID_REDIRECT.` +
+        (variant === 'header' ? ' code_challenge is required (S256): the #code= the sign-in ends with is exchanged only with its code_verifier.' : ''),
       params: ProviderParams,
-      querystring: SignInQuery,
+      querystring: variant === 'header' ? HeaderSignInQuery : SignInQuery,
       response: { 302: Type.Null({ description: 'To the provider\'s authorization endpoint' }), ...errorResponses(400, 404, 429, 500, 503) }
     },
     config: perAddress
@@ -69,7 +71,8 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     oidc.assertServed(provider)
     const redirectTo = redirectTarget(request.query.redirect_to ?? DEFAULT_REDIRECT, config.allowedOrigins)
     if (redirectTo === undefined) throw new InvalidRedirectError()
-    const { authorizationUrl, cookie } = await oidc.begin(provider, publicUrl + callbackPath(provider), redirectTo)
+    const codeChallenge = variant === 'header' ? (request.query as { code_challenge: string }).code_challenge : undefined
+    const { authorizationUrl, cookie } = await oidc.begin(provider, publicUrl + callbackPath(provider), redirectTo, codeChallenge)
     reply.setCookie(STATE_COOKIE, cookie, { ...stateCookie(provider), maxAge: STATE_TTL_SECONDS })
     return reply.redirect(authorizationUrl.href, 302)
   })
@@ -79,13 +82,13 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
       security: NO_CREDENTIALS,
       summary: 'Where the provider sends the browser back (register this URL at the provider)',
       description: 'A missing, forged or expired state is 400 INVALID_STATE and sets nothing. Otherwise the browser goes back to redirect_to: with #error=<code> when the provider refused or its answer failed a check, ' +
-        'or the sign-in was refused: email_required (no email given), email_not_verified (the provider did not verify the email: it neither makes an account nor opens one), ' +
+        'or the sign-in was refused: email_required (no email given), invalid_email (the email the provider gave is not one address as registration takes it), email_not_verified (the provider did not verify the email: it neither makes an account nor opens one), ' +
         'identity_conflict (the account with that email has another identity at this provider; nothing is changed). ' +
         'A verified email opens the account that holds it; one whose address was never verified is claimed first: its password, passkeys, TOTP, ' +
         'recovery codes, other identities and sessions are gone. ' +
         (variant === 'cookie'
           ? 'signed in, through a page of ours (200 text/html) that moves on by itself, so that the SameSite=Strict session cookies are sent on arrival.'
-          : 'with a one-time #code= (60 s) for POST /auth/oidc/exchange.'),
+          : 'with a one-time #code= (60 s) for POST /auth/oidc/exchange, bound to the start\'s code_challenge.'),
       params: ProviderParams,
       querystring: CallbackQuery,
       response: {
@@ -112,6 +115,12 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
       request.log.warn({ err: error, provider }, 'provider sign-in failed')
       return sendBack(reply, pending.redirectTo, { error: 'invalid_response' })
     }
+    // The same rule as registration's: a claim such as "Win <mallory@evil.test>, victim@example.com" would
+    // become the account's address, and its mail would go to every address in it.
+    if (claims.email !== undefined && !isEmail(claims.email)) {
+      request.log.warn({ provider }, 'provider sign-in refused: the email claim is not an address')
+      return sendBack(reply, pending.redirectTo, { error: 'invalid_email' })
+    }
     const client = clientOf(request)
     let user
     try {
@@ -124,7 +133,11 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
 
     // As a password login (403 EMAIL_NOT_VERIFIED): an address neither the provider nor a mailed link verified does not sign in.
     if (config.requireEmailVerification && !user.emailVerified) return sendBack(reply, pending.redirectTo, { error: 'email_not_verified' })
-    if (variant === 'header') return sendBack(reply, pending.redirectTo, { code: await identities.issueLoginCode(user, provider) })
+    if (variant === 'header') {
+      // A state another mount (the cookie variant's) started carries no challenge: no code can be bound to it.
+      if (pending.codeChallenge === undefined) throw new InvalidOidcStateError()
+      return sendBack(reply, pending.redirectTo, { code: await identities.issueLoginCode(user, provider, pending.codeChallenge) })
+    }
     const outcome = await identities.signIn(user, provider, client)
     // TOTP on: no cookie yet; the page asks for the code and sends it with the mfa_token to POST /auth/mfa/verify.
     if (outcome.kind === 'second_factor') return sendBack(reply, pending.redirectTo, { mfa_token: outcome.mfaToken })
@@ -138,13 +151,15 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
         security: NO_CREDENTIALS,
         summary: 'Trade the one-time #code= of a provider sign-in for the login answer',
         description: 'The code is single use and lives 60 seconds: a used, unknown or expired one is 400 INVALID_CODE. ' +
+          'It is worth a sign-in only with the code_verifier of the code_challenge the sign-in was started with: without it, or with another, ' +
+          'the answer is 400 INVALID_CODE and the code is spent. ' +
           'An account with TOTP gets 403 MFA_REQUIRED with an `mfa_token` for POST /auth/mfa/verify.',
         body: ExchangeBody,
         response: { 200: LoginResponse.header, ...errorResponses(400, 413, 415, 429, 500, 503), 403: LoginRefusedResponse }
       },
       config: perAddress
     }, async (request) => {
-      const { user, provider } = await identities.redeemLoginCode(request.body.code)
+      const { user, provider } = await identities.redeemLoginCode(request.body.code, request.body.code_verifier)
       const outcome = await identities.signIn(user, provider, clientOf(request))
       if (outcome.kind === 'second_factor') throw mfaRequired(outcome.mfaToken)
       const { accessToken, refreshToken } = outcome.session

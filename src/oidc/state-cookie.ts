@@ -6,6 +6,8 @@ export interface PendingSignIn {
   nonce: string
   codeVerifier: string
   redirectTo: string
+  /** Header variant: the PKCE code_challenge (S256) of the app that started the sign-in, which the #code= is bound to. */
+  codeChallenge?: string
   /** Milliseconds since the epoch. */
   expiresAt: number
 }

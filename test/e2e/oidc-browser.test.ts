@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../src/config.js'
@@ -48,7 +49,10 @@ t.test('in Chromium, signing in with a provider on another site creates the acco
   const cookies = await context.cookies(baseUrl)
   t.ok(cookies.find(cookie => cookie.name === 'accessToken')?.httpOnly, 'session in HttpOnly cookies')
   t.equal(cookies.find(cookie => cookie.name === 'accessToken')?.sameSite, 'Strict')
-  t.notOk(cookies.some(cookie => cookie.name === 'oidc_state'), 'the state cookie is spent')
+  // The state cookie lives on the callback's path: only a URL under it shows it (the site's root never would).
+  const atCallback = await context.cookies(`${baseUrl}/auth/oidc/corp/callback`)
+  t.ok(atCallback.some(cookie => cookie.name === 'accessToken'), 'the callback\'s path sees the site\'s cookies')
+  t.notOk(atCallback.some(cookie => cookie.name === 'oidc_state'), 'the state cookie is spent')
   // (Page script cannot fetch from an API answer: its Content-Security-Policy is default-src 'none'.)
   await page.goto(`${baseUrl}/auth/account`)
   t.match(JSON.parse(await page.locator('body').innerText()), { email: 'hedy@example.test', first_name: 'Hedy', last_name: 'Lamarr', username: 'hedy' })
@@ -60,14 +64,17 @@ t.test('in Chromium, the header variant hands the page a one-time #code= that is
   const context = await launch(t)
   const page = await context.newPage()
 
-  await page.goto(`${baseUrl}/auth/oidc/corp?redirect_to=/health`)
+  // The page's app keeps a PKCE verifier and starts the sign-in with its challenge.
+  const verifier = randomBytes(32).toString('base64url')
+  const challenge = createHash('sha256').update(verifier).digest('base64url')
+  await page.goto(`${baseUrl}/auth/oidc/corp?redirect_to=/health&code_challenge=${challenge}`)
   await page.fill('input[name=login]', 'ada')
   await page.fill('input[name=password]', 'any password')
   await Promise.all([page.waitForURL(/\/health#code=/), page.click('button[type=submit]')])
   const code = new URLSearchParams(new URL(page.url()).hash.slice(1)).get('code')
   // The exchange as the page's app would make it (from the browser's context, its cookies and all).
   const exchange = async () => {
-    const response = await context.request.post(`${baseUrl}/auth/oidc/exchange`, { data: { code } })
+    const response = await context.request.post(`${baseUrl}/auth/oidc/exchange`, { data: { code, code_verifier: verifier } })
     return { status: response.status(), body: await response.json() }
   }
   const results = [await exchange(), await exchange()]

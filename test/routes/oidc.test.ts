@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../src/config.js'
@@ -8,7 +9,14 @@ import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
 import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
 
+/** The PKCE pair of the app that starts the header variant's sign-ins in these tests: the #code= is exchanged with its verifier. */
+const APP_VERIFIER = 'the code verifier of the test app, at least 43 characters long'
+const APP_CHALLENGE = createHash('sha256').update(APP_VERIFIER).digest('base64url')
+/** A start URL's query with the app's code_challenge added (the header variant requires one). */
+const withChallenge = (query: string) => `${query}${query.includes('?') ? '&' : '?'}code_challenge=${APP_CHALLENGE}`
+
 interface Service {
+  variant: Variant
   server: FastifyInstance
   /** http://localhost:<port>: another site than the provider at http://127.0.0.1. */
   baseUrl: string
@@ -25,12 +33,12 @@ async function serviceWithProvider (t: Test, variant: Variant, env: Record<strin
     env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', OIDC_PROVIDERS: 'test', ...providerSettings('test', provider), ...env }
   })
   await server.listen({ port, host: 'localhost' })
-  return { server, baseUrl, provider }
+  return { variant, server, baseUrl, provider }
 }
 
 /** Start, provider login as `login`, and the service's answer at the callback. */
 async function signIn (service: Service, login: string, query = '', jar = new CookieJar()): Promise<{ callback: Response, jar: CookieJar, callbackUrl: string }> {
-  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test${query}`, jar, { login })
+  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test${service.variant === 'header' ? withChallenge(query) : query}`, jar, { login })
   if (callbackUrl === undefined) throw new Error('the sign-in did not reach the provider')
   const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: jar.header() } })
   jar.take(callback.headers)
@@ -40,7 +48,7 @@ async function signIn (service: Service, login: string, query = '', jar = new Co
 const fragmentOf = (response: Response) => new URLSearchParams(new URL(response.headers.get('location') ?? '', 'http://x').hash.slice(1))
 
 async function exchange (service: Service, code: string) {
-  return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code } })
+  return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code, code_verifier: APP_VERIFIER } })
 }
 
 async function passwordLogin (server: FastifyInstance, email: string, password: string) {
@@ -55,7 +63,7 @@ t.test('header variant: a provider sign-in creates the account without a passwor
   t.same(providers.json(), { providers: [{ name: 'test', label: 'Test Provider' }] }, 'the console can list the sign-in buttons')
 
   const jar = new CookieJar()
-  const start = await fetch(`${service.baseUrl}/auth/oidc/test?redirect_to=/app`, { redirect: 'manual' })
+  const start = await fetch(`${service.baseUrl}/auth/oidc/test${withChallenge('?redirect_to=/app')}`, { redirect: 'manual' })
   t.equal(start.status, 302)
   t.ok(start.headers.get('location')?.startsWith(`${service.provider.issuer}/`), 'to the provider')
   const authorization = new URL(start.headers.get('location') ?? '')
@@ -69,7 +77,7 @@ t.test('header variant: a provider sign-in creates the account without a passwor
 
   const { callback } = await signIn(service, 'grace', '?redirect_to=/app', jar)
   t.equal(callback.status, 303)
-  t.match(callback.headers.get('location'), /^\/app#code=test\.[A-Za-z0-9_-]{43}$/, 'back to redirect_to with a one-time code in the fragment')
+  t.match(callback.headers.get('location'), /^\/app#code=test\.[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{43}$/, 'back to redirect_to with a one-time code in the fragment')
   t.notOk(callback.headers.getSetCookie().some(line => /^(accessToken|refreshToken)=/.test(line)), 'no token cookie in the header variant')
   const code = fragmentOf(callback).get('code') ?? ''
 
@@ -168,15 +176,15 @@ t.test('a forged or missing state is 400 INVALID_STATE and sets nothing', async 
 t.test('redirect_to outside our paths and ALLOWED_ORIGINS is 400 INVALID_REDIRECT; an unknown provider is 404', async (t) => {
   const service = await serviceWithProvider(t, 'header', { ALLOWED_ORIGINS: 'https://app.example' })
   for (const target of ['//evil.example/x', 'https://evil.example/', 'https://app.example.evil.example/', '/\\evil.example', 'javascript:alert(1)', '/ok#frag', 'https://user@app.example/']) {
-    const response = await service.server.inject({ method: 'GET', url: `/auth/oidc/test?redirect_to=${encodeURIComponent(target)}` })
+    const response = await service.server.inject({ method: 'GET', url: `/auth/oidc/test${withChallenge(`?redirect_to=${encodeURIComponent(target)}`)}` })
     t.equal(response.statusCode, 400, target)
     t.equal(response.json().code, 'INVALID_REDIRECT', target)
     t.equal(response.headers['set-cookie'], undefined, `${target}: no state cookie`)
   }
   for (const target of ['/account', 'https://app.example/signed-in?x=1']) {
-    t.equal((await service.server.inject({ method: 'GET', url: `/auth/oidc/test?redirect_to=${encodeURIComponent(target)}` })).statusCode, 302, target)
+    t.equal((await service.server.inject({ method: 'GET', url: `/auth/oidc/test${withChallenge(`?redirect_to=${encodeURIComponent(target)}`)}` })).statusCode, 302, target)
   }
-  const unknown = await service.server.inject({ method: 'GET', url: '/auth/oidc/nobody' })
+  const unknown = await service.server.inject({ method: 'GET', url: `/auth/oidc/nobody${withChallenge('')}` })
   t.equal(unknown.statusCode, 404)
   t.equal(unknown.json().code, 'PROVIDER_NOT_FOUND')
 
@@ -241,7 +249,7 @@ t.test('a provider email that is not verified never links to an existing account
 t.test('a sign-in cancelled at the provider comes back to redirect_to as #error=', async (t) => {
   const service = await serviceWithProvider(t, 'header')
   const jar = new CookieJar()
-  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test?redirect_to=/app`, jar, { login: 'x', cancel: true })
+  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test${withChallenge('?redirect_to=/app')}`, jar, { login: 'x', cancel: true })
   if (callbackUrl === undefined) throw new Error('no callback')
   const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: jar.header() } })
   t.equal(callback.status, 303)
@@ -296,7 +304,7 @@ t.test('the exchange and the sign-in start are rate-limited per client address',
   for (let attempt = 0; attempt < 4; attempt++) guesses.push((await exchange(service, `test.${'B'.repeat(43)}`)).statusCode)
   t.same(guesses, [400, 400, 400, 429], 'codes cannot be guessed at speed')
   const starts = []
-  for (let attempt = 0; attempt < 4; attempt++) starts.push((await service.server.inject({ method: 'GET', url: '/auth/oidc/test' })).statusCode)
+  for (let attempt = 0; attempt < 4; attempt++) starts.push((await service.server.inject({ method: 'GET', url: `/auth/oidc/test${withChallenge('')}` })).statusCode)
   t.same(starts, [302, 302, 302, 429])
 })
 
@@ -305,7 +313,7 @@ t.test('the one-time code lives 60 seconds: an expired one is 400 INVALID_CODE',
   const user = await registerUser(server, 'header')
   const record = await server.store.findUserById(user.id)
   if (record === undefined) throw new Error('no user')
-  const code = await server.identities.issueLoginCode(record, 'test')
+  const code = await server.identities.issueLoginCode(record, 'test', APP_CHALLENGE)
   const issued = await server.store.findOneTimeToken(hashOneTimeToken(code))
   t.equal((issued?.expiresAt.getTime() ?? 0) - (issued?.createdAt.getTime() ?? 0), 60_000, '60 s from its issue')
 
@@ -316,7 +324,7 @@ t.test('the one-time code lives 60 seconds: an expired one is 400 INVALID_CODE',
   t.equal(answer.json().code, 'INVALID_CODE')
   const reset = await server.inject({ method: 'POST', url: '/auth/reset-password', payload: { token: code, new_password: 'not through a login code' } })
   t.equal(reset.json().code, 'INVALID_RESET_TOKEN', 'a live login code is no reset token')
-  t.equal((await server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code } })).statusCode, 200, 'a live one works')
+  t.equal((await server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code, code_verifier: APP_VERIFIER } })).statusCode, 200, 'a live one works')
 })
 
 t.test('with both variants mounted under prefixes, each has its own callback and cookie path', async (t) => {
@@ -330,7 +338,7 @@ t.test('with both variants mounted under prefixes, each has its own callback and
   await server.listen({ port, host: 'localhost' })
 
   const headerJar = new CookieJar()
-  const header = await throughProvider(`${baseUrl}/v1/auth/oidc/test?redirect_to=/app`, headerJar, { login: 'both' })
+  const header = await throughProvider(`${baseUrl}/v1/auth/oidc/test${withChallenge('?redirect_to=/app')}`, headerJar, { login: 'both' })
   t.match(header.start.headers.getSetCookie().join(), /Path=\/v1\/auth\/oidc\/test\/callback/)
   t.ok(header.callbackUrl?.startsWith(`${baseUrl}/v1/auth/oidc/test/callback?`))
   const headerCallback = await fetch(header.callbackUrl ?? '', { redirect: 'manual', headers: { cookie: headerJar.header() } })

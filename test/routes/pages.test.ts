@@ -104,7 +104,7 @@ t.test('the console has a hidden "Sign in with another account" section and a "L
   t.match(html, /<p id="identities-message" class="message" aria-live="polite"><\/p>/, 'a live region for the unlink answers')
   t.match(html, /<p id="status" class="message" aria-live="polite" tabindex="-1">/, 'the status can take the focus (a provider\'s #error= landing)')
   const script = (await get(server, '/assets/account-providers.js')).body
-  for (const code of ['access_denied', 'invalid_response', 'account_exists', 'identity_conflict', 'email_required', 'email_not_verified']) {
+  for (const code of ['access_denied', 'invalid_response', 'account_exists', 'identity_conflict', 'email_required', 'email_not_verified', 'invalid_email']) {
     t.match(script, new RegExp(`\\b${code}:`), `a message for #error=${code}`)
   }
   t.match(script, /history\.replaceState/, 'the fragment leaves the address bar')
