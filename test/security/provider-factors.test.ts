@@ -4,7 +4,7 @@ import { build } from '../fixtures/build.js'
 import { registerUser } from '../fixtures/factories.js'
 import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
-import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
+import { CookieJar, freePort, pkcePair, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
 
 /*
  * Issue 21, finding 12, with a real OpenID provider: linking a provider sent the owner no mail; a
@@ -30,11 +30,12 @@ async function serviceWithProvider (t: Test): Promise<Service> {
 /** A provider sign-in as `login` through to the exchange of its one-time code (header variant). */
 async function signIn (service: Service, login: string) {
   const jar = new CookieJar()
-  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test`, jar, { login })
+  const { verifier, challenge } = pkcePair()
+  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test?code_challenge=${challenge}`, jar, { login })
   if (callbackUrl === undefined) throw new Error('the sign-in did not reach the provider')
   const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: jar.header() } })
   const code = new URLSearchParams(new URL(callback.headers.get('location') ?? '', 'http://x').hash.slice(1)).get('code') ?? ''
-  return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code } })
+  return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code, code_verifier: verifier } })
 }
 
 t.test('the owner is mailed when a provider sign-in links a provider to the account', async (t) => {
