@@ -17,7 +17,8 @@ const HELP = `Usage: account-service <command> [options]
 Commands:
   migrate                     apply the store's migrations (the service also does at start)
   keys list                   the signing keys, oldest first; the newest signs
-  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload
+  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload.
+                              Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys requires (refused without it)
   users list                  users in id order (--limit, --after for the next page)
   users show <id|email>       one user
   users delete <id>           delete a user and every session of theirs
