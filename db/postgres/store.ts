@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, max, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
@@ -238,9 +238,17 @@ class PostgresStore implements AccountStore {
     return result.rows[0].sessions
   }
 
-  async assignStatusIndex (sessionId: string) {
-    const [assigned] = await this.run(() => this.db.insert(sessionStatusIndexes).values({ sessionId }).returning({ statusIndex: sessionStatusIndexes.statusIndex }))
-    return assigned.statusIndex
+  async claimStatusIndex (sessionId: string, statusIndex: number) {
+    const claimed = await this.run(() => this.db.execute(sql`
+      insert into session_status_indexes (status_index, session_id)
+      select ${statusIndex}, ${sessionId} where not exists (select 1 from revocations where status_index = ${statusIndex})
+      on conflict (status_index) do nothing`))
+    return (claimed.rowCount ?? 0) > 0
+  }
+
+  async highestStatusIndex () {
+    const [row] = await this.run(() => this.db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes))
+    return row?.highest ?? null
   }
 
   async readRevocations (afterSeq: number, since: Date, limit: number) {
