@@ -11,7 +11,8 @@ const ESC_NAME = 'Eve\u001b]8;;https://evil.test\u0007click\u001b[2J'
 const BIDI_NAME = 'Mallory\u202egpj.exe'
 const C1_NAME = 'Trudy\u009b31m\u007f'
 /** What no line of the CLI's output may hold: C0 (but the line break), DEL, C1, and the bidi controls. */
-const RAW_CONTROL = new RegExp('[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]')
+// eslint-disable-next-line no-control-regex -- the very characters the output must not hold
+const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 
 async function cliOutput (...argv: string[]): Promise<{ code: number, output: string }> {
   const lines: string[] = []
