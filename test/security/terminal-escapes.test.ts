@@ -5,6 +5,7 @@ import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 import { loggedInUser, newUserBody } from '../fixtures/factories.js'
+import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider } from '../fixtures/openid-provider.js'
 
 // Finding 10 (issue 21): names reached the operator's terminal raw, escape sequences and all.
 const ESC_NAME = 'Eve\u001b]8;;https://evil.test\u0007click\u001b[2J'
@@ -67,3 +68,19 @@ for (const variant of ['header', 'cookie'] as const) {
     t.equal(fine.statusCode, 204, 'letters of any script still pass')
   })
 }
+
+t.test('a provider\'s name claims lose their control characters before they become the account\'s names', async (t) => {
+  const port = await freePort()
+  const baseUrl = `http://localhost:${port}`
+  const provider = await startOpenIdProvider(t, [`${baseUrl}/auth/oidc/test/callback`])
+  const server = await build(t, { variant: 'header', env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', OIDC_PROVIDERS: 'test', ...providerSettings('test', provider) } })
+  await server.listen({ port, host: 'localhost' })
+  provider.accounts.set('eve', { email: 'eve@example.test', email_verified: true, given_name: ESC_NAME, family_name: '\u202e\u2066' })
+  const jar = new CookieJar()
+  const { callbackUrl } = await throughProvider(`${baseUrl}/auth/oidc/test`, jar, { login: 'eve' })
+  const callback = await fetch(callbackUrl ?? '', { redirect: 'manual', headers: { cookie: jar.header() } })
+  t.match(callback.headers.get('location'), /#code=/, 'signed in')
+  const user = await server.store.findUserByEmail('eve@example.test')
+  t.equal(user?.firstName, 'Eve]8;;https://evil.test' + 'click[2J', 'the given name without its control characters')
+  t.equal(user?.lastName, user?.firstName, 'a family name of controls alone is none: the given name stands in')
+})
