@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, max, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
@@ -247,8 +247,8 @@ class PostgresStore implements AccountStore {
   }
 
   async highestStatusIndex () {
-    const [row] = await this.run(() => this.db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes))
-    return row?.highest ?? null
+    const highest = await this.run(() => this.db.execute<{ highest: number | null }>(sql`select max(status_index) as highest from session_status_indexes`))
+    return highest.rows[0]?.highest ?? null
   }
 
   async readRevocations (afterSeq: number, since: Date, limit: number) {
