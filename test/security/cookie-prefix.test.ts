@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import type { Variant } from '../../src/config.js'
+import { launchChromium, skipWithoutChromium } from '../fixtures/browser.js'
 import { build } from '../fixtures/build.js'
 import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider } from '../fixtures/openid-provider.js'
 
@@ -70,4 +71,23 @@ t.test('with COOKIE_SECURE=false the prefix cannot apply (a browser refuses a __
   const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test`, jar, { login: 'grace' })
   const callback = await fetch(callbackUrl ?? '', { redirect: 'manual', headers: { cookie: jar.header() } })
   t.equal(callback.status, 200, 'the sign-in completes')
+})
+
+t.test('in Chromium (Secure on; http://localhost is a secure context to it), the __Host- state cookie is kept, carries the sign-in, and is spent', { skip: skipWithoutChromium }, async (t) => {
+  const service = await serviceWithProvider(t, 'cookie')
+  const browser = await launchChromium(t)
+  const context = await browser.newContext()
+  t.teardown(() => context.close())
+  const page = await context.newPage()
+  await page.goto(`${service.baseUrl}/auth/oidc/test?redirect_to=/auth/identities`)
+  const pending = (await context.cookies(service.baseUrl)).find(cookie => cookie.name.startsWith('__Host-oidc_state'))
+  t.match(pending, { path: '/', secure: true, httpOnly: true, sameSite: 'Lax', domain: 'localhost' }, 'the browser took the __Host- cookie, host-only')
+  await page.fill('input[name=login]', 'grace')
+  await page.fill('input[name=password]', 'any password')
+  await Promise.all([page.waitForURL(`${service.baseUrl}/auth/identities`), page.click('button[type=submit]')])
+  t.match(JSON.parse(await page.locator('body').innerText()), { identities: [{ provider: 'test' }] }, 'arrived signed in: the callback read the state cookie')
+  // Every cookie of the context, whatever its path (the refresh cookie's is narrow).
+  const names = (await context.cookies()).map(cookie => cookie.name)
+  t.notOk(names.some(name => name.includes('oidc_state')), 'the state cookie is spent: gone from the browser')
+  t.ok(names.includes('accessToken') && names.includes('refreshToken'), 'the session cookies, by the contract\'s names')
 })
