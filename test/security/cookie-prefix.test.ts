@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../src/config.js'
 import { launchChromium, skipWithoutChromium } from '../fixtures/browser.js'
@@ -19,6 +20,10 @@ async function serviceWithProvider (t: Test, variant: Variant, env: Record<strin
   return { server, baseUrl }
 }
 
+/** The start's query: the header variant's app sends its PKCE code_challenge (S256) along (the cookie variant needs none). */
+const CHALLENGE = createHash('sha256').update('the app\'s code verifier, 43 characters or more').digest('base64url')
+const startQuery = (variant: Variant) => variant === 'header' ? `?code_challenge=${CHALLENGE}` : ''
+
 /** A Set-Cookie line as a browser reads it: the name, the value, and its attributes by lower-cased name. */
 function parseSetCookie (line: string) {
   const [pair, ...rest] = line.split(';')
@@ -33,7 +38,7 @@ function parseSetCookie (line: string) {
 for (const variant of ['header', 'cookie'] as const) {
   t.test(`${variant} variant: the sign-in state cookie is a __Host- cookie (Secure, Path=/, no Domain), and the sign-in completes with it`, async (t) => {
     const service = await serviceWithProvider(t, variant)
-    const start = await fetch(`${service.baseUrl}/auth/oidc/test`, { redirect: 'manual' })
+    const start = await fetch(`${service.baseUrl}/auth/oidc/test${startQuery(variant)}`, { redirect: 'manual' })
     t.equal(start.status, 302)
     const [line] = start.headers.getSetCookie()
     const cookie = parseSetCookie(line)
@@ -45,7 +50,7 @@ for (const variant of ['header', 'cookie'] as const) {
     t.equal(cookie.attributes.get('samesite'), 'Lax')
 
     const jar = new CookieJar()
-    const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test`, jar, { login: 'grace' })
+    const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test${startQuery(variant)}`, jar, { login: 'grace' })
     t.ok(callbackUrl, 'back from the provider')
     t.ok([...jar.cookies.keys()].some(name => name === cookie.name), 'the browser holds it under that name')
     const callback = await fetch(callbackUrl ?? '', { redirect: 'manual', headers: { cookie: jar.header() } })
