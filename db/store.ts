@@ -360,10 +360,14 @@ export interface AccountStore {
   sessionState (familyId: string, now: Date): Promise<SessionState>
 
   /**
-   * Gives the session its Token Status List index: the next value of a counter, never handed out
-   * twice. Returns it.
+   * Gives the session the Token Status List index `statusIndex` (src/revocations/status-list.ts draws
+   * it at random). False, writing nothing, when the index is taken: by a live session, or by a revoked
+   * one still in the revocation log (its bit is still set in the lists). Race-safe: of two sessions
+   * claiming one index, one gets it.
    */
-  assignStatusIndex (sessionId: string): Promise<number>
+  claimStatusIndex (sessionId: string, statusIndex: number): Promise<boolean>
+  /** The highest status index a session holds, null when none does: how many lists are in use. */
+  highestStatusIndex (): Promise<number | null>
   /**
    * The revocation log after `afterSeq`, revoked at or after `since`, in seq order, at most `limit` rows.
    * revokeFamily, revokeUserSessions and deleteUser write it in their own transaction.

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
+import { visible, visibleJson } from './control-characters.js'
 import { createSealer, type Sealer } from './secrets/sealing.js'
 import { rotateSigningKey } from './tokens/keys.js'
 import { VERSION_LINE } from './version.js'
@@ -16,7 +17,8 @@ const HELP = `Usage: account-service <command> [options]
 Commands:
   migrate                     apply the store's migrations (the service also does at start)
   keys list                   the signing keys, oldest first; the newest signs
-  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload
+  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload.
+                              Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys requires (refused without it)
   users list                  users in id order (--limit, --after for the next page)
   users show <id|email>       one user
   users delete <id>           delete a user and every session of theirs
@@ -101,9 +103,9 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
     return 0
   } catch (error) {
     if (error instanceof UsageError) return usage(error.message)
-    if (error instanceof CommandError) console.error(`error: ${error.message}`)
-    else if (error instanceof StoreUnavailableError) console.error(`error: the store is unavailable (locked, busy or unreachable); retry: ${(error.cause as Error)?.message ?? ''}`)
-    else console.error(`error: ${(error as Error).message}`)
+    if (error instanceof CommandError) printError(`error: ${error.message}`)
+    else if (error instanceof StoreUnavailableError) printError(`error: the store is unavailable (locked, busy or unreachable); retry: ${(error.cause as Error)?.message ?? ''}`)
+    else printError(`error: ${(error as Error).message}`)
     return 1
   } finally {
     await store?.close()
@@ -111,8 +113,13 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
 }
 
 function usage (message: string): number {
-  console.error(`${message}\nRun account-service --help for the commands.`)
+  printError(`${message}\nRun account-service --help for the commands.`)
   return 2
+}
+
+/** An error line on stderr; what it quotes (an argument, a store's message) shows its control characters escaped. */
+function printError (text: string): void {
+  console.error(visible(text, { lineBreaks: true }))
 }
 
 /** What a command knows besides its options: the store's URL and SIGNING_KEY_ENCRYPTION_KEY's sealer. */
@@ -213,7 +220,7 @@ async function deleteUser (store: AccountStore, id: number, options: Options, ou
 async function revokeSessions (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
   const user = await findUser(store, idOrEmail)
   const revoked = await store.revokeUserSessions(user.id, new Date())
-  print(out, options, { userId: user.id, revoked }, `revoked ${revoked} session${revoked === 1 ? '' : 's'} of user ${user.id} (${user.email})`)
+  print(out, options, { userId: user.id, revoked }, `revoked ${revoked} session${revoked === 1 ? '' : 's'} of user ${user.id} (${visible(user.email)})`)
 }
 
 async function resetMfa (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
@@ -226,8 +233,8 @@ async function resetMfa (store: AccountStore, idOrEmail: string, options: Option
     await store.recordSecurityEvent({ type: 'mfa_disabled', userId: user.id, sessionId: null, ip: null, userAgent: null, requestId: null, detail, createdAt: new Date() })
   }
   print(out, options, { userId: user.id, reset: wasOn }, wasOn
-    ? `turned off TOTP of user ${user.id} (${user.email}) and voided its recovery codes; the next login asks for the password only`
-    : `user ${user.id} (${user.email}) had no TOTP turned on${removed ? ' (a setup not yet confirmed was removed)' : ''}; nothing to reset`)
+    ? `turned off TOTP of user ${user.id} (${visible(user.email)}) and voided its recovery codes; the next login asks for the password only`
+    : `user ${user.id} (${visible(user.email)}) had no TOTP turned on${removed ? ' (a setup not yet confirmed was removed)' : ''}; nothing to reset`)
 }
 
 async function listEvents (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
@@ -237,8 +244,8 @@ async function listEvents (store: AccountStore, idOrEmail: string, options: Opti
   const events = await store.listSecurityEvents(user.id, { limit, beforeId })
   const described = events.map(event => ({ ...event, createdAt: event.createdAt.toISOString() }))
   print(out, options, described, events.length === 0
-    ? `no security events of user ${user.id} (${user.email})`
-    : described.map(event => `${event.id}  ${event.createdAt}  ${event.type}  ${event.ip ?? '-'}  ${event.userAgent ?? '-'}${event.detail === null ? '' : `  ${JSON.stringify(event.detail)}`}`).join('\n'))
+    ? `no security events of user ${user.id} (${visible(user.email)})`
+    : described.map(event => visible(`${event.id}  ${event.createdAt}  ${event.type}  ${event.ip ?? '-'}  ${event.userAgent ?? '-'}${event.detail === null ? '' : `  ${JSON.stringify(event.detail)}`}`)).join('\n'))
 }
 
 async function findUser (store: AccountStore, idOrEmail: string): Promise<UserRecord> {
@@ -273,8 +280,9 @@ function describeUser (user: UserRecord) {
   }
 }
 
+/** One line: every value of the user's own shows its control characters escaped, a line break included. */
 function formatUser (user: UserRecord): string {
-  return `${user.id}  ${user.email}  ${user.username ?? '-'}  ${user.firstName} ${user.lastName}  created ${user.createdAt.toISOString()}`
+  return visible(`${user.id}  ${user.email}  ${user.username ?? '-'}  ${user.firstName} ${user.lastName}  created ${user.createdAt.toISOString()}`)
 }
 
 /** A key without its private half. */
@@ -282,6 +290,11 @@ function describeKey (key: Pick<SigningKeyRecord, 'kid' | 'algorithm' | 'created
   return { kid: key.kid, algorithm: key.algorithm, createdAt: key.createdAt.toISOString() }
 }
 
+/**
+ * What a command prints goes to an operator's terminal, and names, emails and user agents are what
+ * users chose: no control character of theirs reaches it raw (finding 10 of issue 21). Values are
+ * escaped where a line is made (a line break in a name does not fake a line); this is the net for the rest.
+ */
 function print (out: Output, options: Options, json: unknown, text: string): void {
-  out(options.json ? JSON.stringify(json, null, 2) : text)
+  out(options.json ? visibleJson(json) : visible(text, { lineBreaks: true }))
 }

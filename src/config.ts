@@ -246,7 +246,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   const discoveryTimeoutSeconds = parseDurationSeconds(env.OIDC_DISCOVERY_TIMEOUT)
   if (discoveryTimeoutSeconds < 1) throw new ConfigError('Invalid setting: OIDC_DISCOVERY_TIMEOUT must be at least 1 second')
   const signingKeyEncryptionKey = env.SIGNING_KEY_ENCRYPTION_KEY === undefined ? undefined : parseEncryptionKey(env.SIGNING_KEY_ENCRYPTION_KEY)
-  if (env.NODE_ENV === 'production') refuseUnsafeProductionSettings(env, trustProxy)
+  if (env.NODE_ENV === 'production') refuseUnsafeProductionSettings(env, trustProxy, { ALLOWED_ORIGINS: allowedOrigins, WEBAUTHN_ORIGINS: webauthn.origins })
   return {
     nodeEnv: env.NODE_ENV,
     host: env.HOST,
@@ -389,14 +389,25 @@ function parseEncryptionKey (value: string): Buffer {
   return key
 }
 
+/** A plain-HTTP origin production still takes: the machine itself (a browser treats it as a secure context). */
+const LOOPBACK_HTTP_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/
+
 /** Settings that are fine on a laptop and unsafe on the internet: production refuses them. */
-function refuseUnsafeProductionSettings (env: Environment, trustProxy: Config['trustProxy']): void {
+function refuseUnsafeProductionSettings (env: Environment, trustProxy: Config['trustProxy'], origins: Record<'ALLOWED_ORIGINS' | 'WEBAUTHN_ORIGINS', string[]>): void {
   if (trustProxy === true) {
     throw new ConfigError('Invalid setting: TRUST_PROXY=true is refused in production (any client could choose its address); give the hop count or the proxies\' addresses')
   }
   if (!env.COOKIE_SECURE) throw new ConfigError('Invalid setting: COOKIE_SECURE=false is refused in production (tokens would travel over plain HTTP)')
   if (!/^https:\/\//i.test(env.PUBLIC_URL) && !/^http:\/\/localhost(:\d+)?(\/|$)/i.test(env.PUBLIC_URL)) {
     throw new ConfigError('Invalid setting: PUBLIC_URL must start with https:// in production (mailed links carry tokens); only http://localhost is excepted')
+  }
+  // An http:// origin is a page anyone on its network path can rewrite: trusted with credentialed
+  // cross-origin requests (ALLOWED_ORIGINS) or passkey assertions (WEBAUTHN_ORIGINS), it lends them out.
+  for (const [setting, list] of Object.entries(origins)) {
+    const plain = list.find(origin => origin.startsWith('http://') && !LOOPBACK_HTTP_ORIGIN.test(origin))
+    if (plain !== undefined) {
+      throw new ConfigError(`Invalid setting: ${setting} has "${plain}", which is not https:// (refused in production; only http://localhost and http://127.0.0.1 are excepted)`)
+    }
   }
 }
 

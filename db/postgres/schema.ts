@@ -92,9 +92,9 @@ export const securityEvents = pgTable('security_events', {
   index('security_events_created_idx').on(table.createdAt)
 ])
 
-/** The session's index in the Token Status List (issue 14): an identity, so never handed out twice. */
+/** The session's index in the Token Status List (issue 14), drawn at random (issue 21); see db/sqlite/schema.ts. */
 export const sessionStatusIndexes = pgTable('session_status_indexes', {
-  statusIndex: integer('status_index').primaryKey().generatedAlwaysAsIdentity(),
+  statusIndex: integer('status_index').primaryKey(),
   sessionId: text('session_id').notNull().references(() => sessions.id, { onDelete: 'cascade' })
 }, (table) => [
   uniqueIndex('session_status_indexes_session_unique').on(table.sessionId)
@@ -113,7 +113,8 @@ export const revocations = pgTable('revocations', {
   userDeleted: boolean('user_deleted').notNull().default(false),
   revokedAt: moment('revoked_at').notNull()
 }, (table) => [
-  index('revocations_revoked_at_idx').on(table.revokedAt)
+  index('revocations_revoked_at_idx').on(table.revokedAt),
+  index('revocations_status_index_idx').on(table.statusIndex)
 ])
 
 /** Settings the service decides for itself and every instance shares (the calibrated password-hash parameters), by name. */

@@ -311,9 +311,17 @@ class PostgresStore implements AccountStore {
     return await this.run(() => revokeTokensWith(this.db, tokens, now, alsoWith))
   }
 
-  async assignStatusIndex (sessionId: string) {
-    const [assigned] = await this.run(() => this.db.insert(sessionStatusIndexes).values({ sessionId }).returning({ statusIndex: sessionStatusIndexes.statusIndex }))
-    return assigned.statusIndex
+  async claimStatusIndex (sessionId: string, statusIndex: number) {
+    const claimed = await this.run(() => this.db.execute(sql`
+      insert into session_status_indexes (status_index, session_id)
+      select ${statusIndex}, ${sessionId} where not exists (select 1 from revocations where status_index = ${statusIndex})
+      on conflict (status_index) do nothing`))
+    return (claimed.rowCount ?? 0) > 0
+  }
+
+  async highestStatusIndex () {
+    const highest = await this.run(() => this.db.execute<{ highest: number | null }>(sql`select max(status_index) as highest from session_status_indexes`))
+    return highest.rows[0]?.highest ?? null
   }
 
   async readRevocations (afterSeq: number, since: Date, limit: number) {

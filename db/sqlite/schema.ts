@@ -89,12 +89,12 @@ export const securityEvents = sqliteTable('security_events', {
 ])
 
 /**
- * The session's index in the Token Status List (issue 14). AUTOINCREMENT: an index is never
- * handed out twice, even after its session is pruned, so a resource server's cached list never
- * speaks of a newer session with an older one's bit.
+ * The session's index in the Token Status List (issue 14), drawn at random (issue 21: a counter let
+ * anyone holding a token count the sessions begun since). An index is free again once its session is
+ * gone and no revocation-log row names it (src/revocations/status-list.ts).
  */
 export const sessionStatusIndexes = sqliteTable('session_status_indexes', {
-  statusIndex: integer('status_index').primaryKey({ autoIncrement: true }),
+  statusIndex: integer('status_index').primaryKey(),
   sessionId: text('session_id').notNull().references(() => sessions.id, { onDelete: 'cascade' })
 }, (table) => [
   uniqueIndex('session_status_indexes_session_unique').on(table.sessionId)
@@ -115,7 +115,8 @@ export const revocations = sqliteTable('revocations', {
   userDeleted: integer('user_deleted', { mode: 'boolean' }).notNull().default(false),
   revokedAt: integer('revoked_at', { mode: 'timestamp_ms' }).notNull()
 }, (table) => [
-  index('revocations_revoked_at_idx').on(table.revokedAt)
+  index('revocations_revoked_at_idx').on(table.revokedAt),
+  index('revocations_status_index_idx').on(table.statusIndex)
 ])
 
 /** Settings the service decides for itself and every instance shares (the calibrated password-hash parameters), by name. */

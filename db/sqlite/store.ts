@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, ne, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, inArray, isNotNull, isNull, lt, lte, max, ne, notExists, notInArray, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
@@ -150,8 +150,7 @@ function prepareStatements (db: Db) {
     revocationsAfter: db.select().from(revocations)
       .where(and(gt(revocations.seq, placeholder('afterSeq')), gte(revocations.revokedAt, sql`${placeholder('since')}`)))
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare(),
-    assignStatusIndex: db.insert(sessionStatusIndexes).values({ sessionId: placeholder('sessionId') })
-      .returning({ statusIndex: sessionStatusIndexes.statusIndex }).prepare()
+    highestStatusIndex: db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes).prepare()
   }
 }
 
@@ -297,8 +296,14 @@ class SqliteStore implements AccountStore {
     }, { behavior: 'immediate' }))
   }
 
-  async assignStatusIndex (sessionId: string) {
-    return this.run(() => firstRow(this.statements.assignStatusIndex.all({ sessionId })).statusIndex)
+  async claimStatusIndex (sessionId: string, statusIndex: number) {
+    return this.run(() => this.db.run(sql`insert into session_status_indexes (status_index, session_id)
+      select ${statusIndex}, ${sessionId} where not exists (select 1 from revocations where status_index = ${statusIndex})
+      on conflict (status_index) do nothing`).changes > 0)
+  }
+
+  async highestStatusIndex () {
+    return this.run(() => this.statements.highestStatusIndex.get()?.highest ?? null)
   }
 
   async readRevocations (afterSeq: number, since: Date, limit: number) {

@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { DuplicateValueError, IdentityTakenError, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../../src/config.js'
+import { withoutControlCharacters } from '../../src/control-characters.js'
 import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../../src/errors.js'
 import { signInMethodNotice } from '../../src/mails.js'
 import { candidateUsername } from '../../src/oidc/usernames.js'
@@ -70,11 +71,14 @@ export const LOGIN_CODE_TTL_SECONDS = 60
 const USERNAME_ATTEMPTS = 5
 const NAME_MAX = 100
 
+/** A claim without control characters (as names refuse them: src/schemas/common.ts), undefined when nothing is left. */
+const readable = (claim: string | undefined) => withoutControlCharacters(claim ?? '').trim() || undefined
+
 /** The provider's name for the person, within the contract's 1 to 100 characters. */
 function namesOf (claims: ProviderClaims, email: string): { firstName: string, lastName: string } {
-  const [nameFirst, ...nameRest] = (claims.name ?? '').split(/\s+/).filter(part => part !== '')
-  const firstName = claims.givenName ?? nameFirst ?? email.split('@')[0]
-  const lastName = claims.familyName ?? (nameRest.length > 0 ? nameRest.join(' ') : firstName)
+  const [nameFirst, ...nameRest] = (readable(claims.name) ?? '').split(/\s+/).filter(part => part !== '')
+  const firstName = readable(claims.givenName) ?? nameFirst ?? email.split('@')[0]
+  const lastName = readable(claims.familyName) ?? (nameRest.length > 0 ? nameRest.join(' ') : firstName)
   return { firstName: firstName.slice(0, NAME_MAX), lastName: lastName.slice(0, NAME_MAX) }
 }
 

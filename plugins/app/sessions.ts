@@ -5,6 +5,7 @@ import {
   InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
   SessionNotFoundError, SessionRevokedError, TokenMismatchError
 } from '../../src/errors.js'
+import { assignRandomStatusIndex } from '../../src/revocations/status-list.js'
 import { TouchThrottle } from '../../src/sessions/touch-throttle.js'
 import { hashRefreshToken, newRefreshToken } from '../../src/tokens/refresh-token.js'
 import type { AccessTokenClaims } from './tokens.js'
@@ -108,7 +109,7 @@ export default fp<SessionsOptions>(async (fastify, options) => {
       const { refreshToken, record, maxAge } = newTokenRecord(userId, sessionId, now, now.getTime() + maxAgeMs)
       await store.createSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt }, now)
       await store.createRefreshToken(record)
-      const status = statusList.claim(await store.assignStatusIndex(sessionId))
+      const status = statusList.claim(await assignRandomStatusIndex(store, sessionId))
       return { userId, sessionId, refreshToken, refreshTokenMaxAge: maxAge, accessToken: accessTokens.sign({ userId, sessionId, status }) }
     },
 

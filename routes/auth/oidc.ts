@@ -6,7 +6,7 @@ import type { Config, Variant } from '../../src/config.js'
 import { InvalidOidcStateError, InvalidRedirectError, mfaRequired } from '../../src/errors.js'
 import { landingPage } from '../../src/oidc/landing-page.js'
 import { redirectTarget } from '../../src/oidc/redirect-target.js'
-import { STATE_COOKIE, STATE_TTL_SECONDS } from '../../src/oidc/state-cookie.js'
+import { STATE_COOKIE, STATE_TTL_SECONDS, stateCookie as stateCookieOf } from '../../src/oidc/state-cookie.js'
 import { LoginResponse } from '../../src/schemas/auth.js'
 import { errorResponses } from '../../src/schemas/errors.js'
 import { LoginRefusedResponse } from '../../src/schemas/mfa.js'
@@ -41,7 +41,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
   const { oidc, identities, store } = fastify
   const publicUrl = config.mail.publicUrl
   const callbackPath = (provider: string) => `${mountPrefix}/auth/oidc/${provider}/callback`
-  const stateCookie = (provider: string) => ({ httpOnly: true, secure: config.cookieSecure, sameSite: 'lax' as const, path: callbackPath(provider) })
+  const stateCookie = (provider: string) => stateCookieOf(mountPrefix, provider, config.cookieSecure)
   const perAddress = { rateLimit: { max: config.rateLimit.loginMax } }
   /** The browser back at the sign-in's target with our fragment (a code, an error). */
   const sendBack = (reply: FastifyReply, target: string, fragment: Record<string, string>) =>
@@ -59,7 +59,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     schema: {
       security: NO_CREDENTIALS,
       summary: 'Start signing in with a provider: redirects the browser to it',
-      description: `Authorization code flow with PKCE (S256), state and nonce, bound to this browser by a sealed, HttpOnly, SameSite=Lax cookie (${STATE_COOKIE}) on the callback's path, for ${STATE_TTL_SECONDS} seconds. redirect_to must be a path of ours or a URL under ALLOWED_ORIGINS, else 400 INVALID_REDIRECT.` +
+      description: `Authorization code flow with PKCE (S256), state and nonce, bound to this browser by a sealed, HttpOnly, SameSite=Lax cookie (__Host-${STATE_COOKIE}.<provider>; without the prefix when COOKIE_SECURE=false), for ${STATE_TTL_SECONDS} seconds. redirect_to must be a path of ours or a URL under ALLOWED_ORIGINS, else 400 INVALID_REDIRECT.` +
         (variant === 'header' ? ' code_challenge is required (S256): the #code= the sign-in ends with is exchanged only with its code_verifier.' : ''),
       params: ProviderParams,
       querystring: variant === 'header' ? HeaderSignInQuery : SignInQuery,
@@ -73,7 +73,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     if (redirectTo === undefined) throw new InvalidRedirectError()
     const codeChallenge = variant === 'header' ? (request.query as { code_challenge: string }).code_challenge : undefined
     const { authorizationUrl, cookie } = await oidc.begin(provider, publicUrl + callbackPath(provider), redirectTo, codeChallenge)
-    reply.setCookie(STATE_COOKIE, cookie, { ...stateCookie(provider), maxAge: STATE_TTL_SECONDS })
+    reply.setCookie(stateCookie(provider).name, cookie, { ...stateCookie(provider).options, maxAge: STATE_TTL_SECONDS })
     return reply.redirect(authorizationUrl.href, 302)
   })
 
@@ -100,9 +100,9 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     config: perAddress
   }, async (request, reply) => {
     const { provider } = request.params
-    const pending = oidc.pending(provider, request.cookies[STATE_COOKIE], request.query.state)
+    const pending = oidc.pending(provider, request.cookies[stateCookie(provider).name], request.query.state)
     // One use: the checks it holds are spent whatever happens next.
-    reply.clearCookie(STATE_COOKIE, stateCookie(provider))
+    reply.clearCookie(stateCookie(provider).name, stateCookie(provider).options)
     if (request.query.error !== undefined) return sendBack(reply, pending.redirectTo, { error: errorCode(request.query.error) })
 
     let claims

@@ -15,6 +15,8 @@ const statusListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/statuslists/:list', {
     schema: {
       summary: 'Token Status List (application/statuslist+jwt) of the access tokens: bit idx is 1 when the session is revoked',
+      description: 'Each session gets a random index (the IETF draft\'s advice: an index tells nothing of other sessions or of how many there are), in list 1 (2^20 bits) at first; ' +
+        'more lists are used as the sessions grow, the token\'s `status.status_list.uri` names its list.',
       tags: ['operations'],
       params: StatusListParams,
       response: {

@@ -13,6 +13,26 @@ export interface PendingSignIn {
 }
 
 export const STATE_COOKIE = 'oidc_state'
+
+/**
+ * The state cookie of one callback (a mount's provider): its name and attributes. With Secure
+ * (COOKIE_SECURE, always on in production) it is a `__Host-` cookie: a browser keeps it only as
+ * Secure, Path=/ and without Domain, so neither a sibling subdomain nor a plain-HTTP page of this
+ * host can plant a pending sign-in of its own there (login CSRF) or shadow ours (issue 21). The
+ * prefix needs Path=/, so the cookie no longer sits on the callback's path: the name carries the
+ * callback instead (`__Host-oidc_state.google`, `__Host-oidc_state.v2.google` under a mount `/v2`),
+ * so sign-ins with two providers in one browser still keep one cookie each. Without Secure the
+ * prefix cannot apply (a browser refuses a `__Host-` cookie that is not Secure): the plain name.
+ * The session cookies are another matter: the contract fixes their names (accessToken, refreshToken)
+ * and the refresh cookie's narrow Path, so no prefix for them.
+ */
+export function stateCookie (mountPrefix: string, provider: string, secure: boolean) {
+  const callback = `${mountPrefix}/${provider}`.replace(/[^A-Za-z0-9_-]+/g, '.')
+  return {
+    name: `${secure ? '__Host-' : ''}${STATE_COOKIE}${callback}`,
+    options: { httpOnly: true, secure, sameSite: 'lax' as const, path: '/' }
+  }
+}
 /** Long enough to log in at the provider (and register there); short enough that a stale one does not linger. */
 export const STATE_TTL_SECONDS = 600
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 
 /*
  * Field rules, defined once. Strings are trimmed (and the email lower-cased)
@@ -10,7 +11,16 @@ export const NO_NUL = '^[^\\u0000]*$'
 
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the service' })
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased; unique' })
-export const Name = Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL, description: '1 to 100 characters after trimming' })
+/**
+ * No control character either (src/control-characters.ts): C0 (NUL included, see NO_NUL), DEL, C1 and
+ * the bidi controls would reach an operator's terminal or reorder what a page shows (issue 21, finding 10).
+ */
+export const Name = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: NO_CONTROL_CHARACTERS,
+  description: '1 to 100 characters after trimming; no control characters (C0, DEL, C1, bidirectional controls such as U+202E)'
+})
 export const Username = Type.String({
   minLength: 3,
   maxLength: 32,

@@ -131,6 +131,7 @@ export async function rotateSigningKey (store: AccountStore, { algorithm = 'EdDS
     ? generateKeyPairSync('ed25519').privateKey
     : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
   const older = await store.listSigningKeys()
+  refuseToUnseal(older, sealer)
   const newest = older.at(-1)
   // Keys are ordered by creation time: the new key must come strictly after the current newest.
   const createdAt = newest !== undefined && newest.createdAt >= now ? new Date(newest.createdAt.getTime() + 1) : now
@@ -138,6 +139,20 @@ export async function rotateSigningKey (store: AccountStore, { algorithm = 'EdDS
   await store.addSigningKey({ ...recordOf(key, sealer), createdAt })
   await deletePrivateHalves(store, older)
   return key
+}
+
+/**
+ * A store whose keys are sealed gets no key in clear (issue 21, finding 11): without a sealer, or with
+ * one that does not open the sealed key (another SIGNING_KEY_ENCRYPTION_KEY, which the service could
+ * not open the new key with either), rotation throws SigningKeyEncryptionError before writing anything.
+ */
+function refuseToUnseal (keys: readonly SigningKeyRecord[], sealer: Sealer | undefined): void {
+  const sealed = keys.filter(record => record.privateKeyPem !== null && isSealed(record.privateKeyPem)).at(-1)
+  if (sealed === undefined) return
+  if (sealer === undefined) {
+    throw new SigningKeyEncryptionError(`SIGNING_KEY_ENCRYPTION_KEY is not set, but the signing keys in the store are sealed (${sealed.kid}): a new key would be stored in clear; set the key that sealed them`)
+  }
+  openPrivateHalf(sealed, sealer)
 }
 
 function describeKey (privateKey: KeyObject): SigningKey {
