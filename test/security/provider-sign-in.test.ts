@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import type { Variant } from '../../src/config.js'
 import { redirectTarget } from '../../src/oidc/redirect-target.js'
-import { STATE_COOKIE } from '../../src/oidc/state-cookie.js'
+import { stateCookie } from '../../src/oidc/state-cookie.js'
 import { testConfig } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
@@ -178,7 +178,7 @@ t.test('finding 9: a callback that fails answers in the error shape, without Nod
   const state = authorizationUrl.searchParams.get('state') ?? ''
   const callback = await fetch(`${service.baseUrl}/auth/oidc/test/callback?state=${state}&error=access_denied`, {
     redirect: 'manual',
-    headers: { cookie: `${STATE_COOKIE}=${cookie}` }
+    headers: { cookie: `${stateCookie('', 'test', false).name}=${cookie}` } // COOKIE_SECURE=false: the plain name
   })
   t.equal(callback.status, 500)
   t.equal(callback.headers.get('location'), null, 'no Location')
