@@ -1,40 +1,19 @@
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import t, { type Test } from 'tap'
-import type { Variant } from '../../src/config.js'
+import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { logIn, registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
-import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
+import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider } from '../fixtures/openid-provider.js'
+import { fragmentOf, serviceWithProvider, type ProviderService as Service } from '../fixtures/provider-service.js'
 
 /** The PKCE pair of the app that starts the header variant's sign-ins in these tests: the #code= is exchanged with its verifier. */
 const APP_VERIFIER = 'the code verifier of the test app, at least 43 characters long'
 const APP_CHALLENGE = createHash('sha256').update(APP_VERIFIER).digest('base64url')
 /** A start URL's query with the app's code_challenge added (the header variant requires one). */
 const withChallenge = (query: string) => `${query}${query.includes('?') ? '&' : '?'}code_challenge=${APP_CHALLENGE}`
-
-interface Service {
-  variant: Variant
-  server: FastifyInstance
-  /** http://localhost:<port>: another site than the provider at http://127.0.0.1. */
-  baseUrl: string
-  provider: TestProvider
-}
-
-/** The service listening for real (the provider sends the browser back to it), with one provider named "test". */
-async function serviceWithProvider (t: Test, variant: Variant, env: Record<string, string> = {}): Promise<Service> {
-  const port = await freePort()
-  const baseUrl = `http://localhost:${port}`
-  const provider = await startOpenIdProvider(t, [`${baseUrl}/auth/oidc/test/callback`])
-  const server = await build(t, {
-    variant,
-    env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', OIDC_PROVIDERS: 'test', ...providerSettings('test', provider), ...env }
-  })
-  await server.listen({ port, host: 'localhost' })
-  return { variant, server, baseUrl, provider }
-}
 
 /** Start, provider login as `login`, and the service's answer at the callback. */
 async function signIn (service: Service, login: string, query = '', jar = new CookieJar()): Promise<{ callback: Response, jar: CookieJar, callbackUrl: string }> {
@@ -44,8 +23,6 @@ async function signIn (service: Service, login: string, query = '', jar = new Co
   jar.take(callback.headers)
   return { callback, jar, callbackUrl }
 }
-
-const fragmentOf = (response: Response) => new URLSearchParams(new URL(response.headers.get('location') ?? '', 'http://x').hash.slice(1))
 
 async function exchange (service: Service, code: string) {
   return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code, code_verifier: APP_VERIFIER } })

@@ -1,10 +1,8 @@
-import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { build } from '../fixtures/build.js'
 import { registerUser } from '../fixtures/factories.js'
 import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
-import { CookieJar, freePort, pkcePair, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
+import { fragmentOf, providerSignIn, serviceWithProvider, type ProviderService } from '../fixtures/provider-service.js'
 
 /*
  * Issue 21, finding 12, with a real OpenID provider: linking a provider sent the owner no mail; a
@@ -12,34 +10,22 @@ import { CookieJar, freePort, pkcePair, providerSettings, startOpenIdProvider, t
  * provider (no password) could not delete itself.
  */
 
-interface Service { server: FastifyInstance, baseUrl: string, provider: TestProvider, mailbox: Mailbox }
+type Service = ProviderService & { mailbox: Mailbox }
 
-async function serviceWithProvider (t: Test): Promise<Service> {
+async function serviceWithMailbox (t: Test): Promise<Service> {
   const mailbox = await startMailbox(t)
-  const port = await freePort()
-  const baseUrl = `http://localhost:${port}`
-  const provider = await startOpenIdProvider(t, [`${baseUrl}/auth/oidc/test/callback`])
-  const server = await build(t, {
-    variant: 'header',
-    env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', SMTP_URL: mailbox.smtpUrl, OIDC_PROVIDERS: 'test', ...providerSettings('test', provider) }
-  })
-  await server.listen({ port, host: 'localhost' })
-  return { server, baseUrl, provider, mailbox }
+  return { ...await serviceWithProvider(t, 'header', { SMTP_URL: mailbox.smtpUrl }), mailbox }
 }
 
 /** A provider sign-in as `login` through to the exchange of its one-time code (header variant). */
 async function signIn (service: Service, login: string) {
-  const jar = new CookieJar()
-  const { verifier, challenge } = pkcePair()
-  const { callbackUrl } = await throughProvider(`${service.baseUrl}/auth/oidc/test?code_challenge=${challenge}`, jar, { login })
-  if (callbackUrl === undefined) throw new Error('the sign-in did not reach the provider')
-  const callback = await fetch(callbackUrl, { redirect: 'manual', headers: { cookie: jar.header() } })
-  const code = new URLSearchParams(new URL(callback.headers.get('location') ?? '', 'http://x').hash.slice(1)).get('code') ?? ''
+  const { callback, verifier } = await providerSignIn(service, login)
+  const code = fragmentOf(callback).get('code') ?? ''
   return await service.server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code, code_verifier: verifier } })
 }
 
 t.test('the owner is mailed when a provider sign-in links a provider to the account', async (t) => {
-  const service = await serviceWithProvider(t)
+  const service = await serviceWithMailbox(t)
   const owner = await registerUser(service.server, 'header', { email: 'linked@example.test' })
   await service.server.store.markEmailVerified(owner.id, owner.email, new Date())
   const login = await signIn(service, 'linked')
@@ -50,7 +36,7 @@ t.test('the owner is mailed when a provider sign-in links a provider to the acco
 })
 
 t.test('a provider sign-in completed with a TOTP code is recorded as oidc+totp, with the provider', async (t) => {
-  const service = await serviceWithProvider(t)
+  const service = await serviceWithMailbox(t)
   const first = (await signIn(service, 'twofactor')).json()
   const session = { accessToken: first.accessToken, refreshToken: first.refreshToken }
   const { secret } = await enableTotp(service.server, 'header', { ...session, user: first.user, response: undefined as never })
@@ -67,7 +53,7 @@ t.test('a provider sign-in completed with a TOTP code is recorded as oidc+totp, 
 })
 
 t.test('an account made by a provider sign-in deletes itself from the fresh session of that sign-in', async (t) => {
-  const service = await serviceWithProvider(t)
+  const service = await serviceWithMailbox(t)
   const login = (await signIn(service, 'leaving')).json()
   t.equal((await service.server.store.findUserById(login.user.id))?.passwordHash, null, 'no password to confirm')
   const deleted = await service.server.inject({
