@@ -1,5 +1,5 @@
-import type { MailMessage } from '../plugins/app/mailer.js'
-import type { Client } from '../plugins/app/security-events.js'
+import type { MailMessage } from '../db/store.js'
+import type { Client } from './events/types.js'
 
 /*
  * The text of every mail the service sends. Links carry their token in the

@@ -7,6 +7,8 @@ import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../src/m
 import { createSealer, isSealed } from '../../src/secrets/sealing.js'
 import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
 import type { Actor } from './account.js'
+import type { MfaStatus } from '../../src/mfa/status.js'
+export type { MfaStatus } from '../../src/mfa/status.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,14 +31,6 @@ export const MFA_MAX_WRONG_CODES = 10
  * password gains only this many guesses per reset mail (RESET_MAILS_PER_DAY of them a day at most).
  */
 export const MFA_WRONG_CODES_AFTER_RESET = 3
-
-export interface MfaStatus {
-  /** TOTP is confirmed: a login asks for a code. */
-  totp: boolean
-  /** The user has at least one passkey (a whole login of its own, plugins/app/passkeys.ts). */
-  passkeys: boolean
-  recoveryCodesLeft: number
-}
 
 /** How a code tried at the second step of a login ended; `method` says what kind of code it was. */
 export type MfaVerdict = MfaAttempt & { method: 'totp' | 'recovery_code' }

@@ -1,28 +1,13 @@
 import fp from 'fastify-plugin'
 import type { SecurityEventRecord } from '../../db/store.js'
+import type { Client, SecurityEventType } from '../../src/events/types.js'
+
+export { SECURITY_EVENT_TYPES, type Client, type SecurityEventType } from '../../src/events/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     securityEvents: SecurityEvents
   }
-}
-
-/** Every kind of security event, as stored and as GET /auth/security-events shows it. */
-export const SECURITY_EVENT_TYPES = [
-  'login', 'login_failed', 'account_locked', 'password_changed', 'password_reset', 'email_changed',
-  'session_revoked', 'refresh_token_reused', 'reauthenticated', 'identity_linked', 'identity_unlinked',
-  'passkey_added', 'passkey_removed', 'passkey_login', 'passkey_counter_regressed',
-  'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed'
-] as const
-
-export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]
-
-/** Who made a request, as events and sessions record it. */
-export interface Client {
-  ip: string | null
-  userAgent: string | null
-  /** The request id (X-Request-Id), so an event leads to the request's log lines. */
-  requestId: string | null
 }
 
 /** What an event is about. */

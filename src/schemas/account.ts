@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { SessionRecord, UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
-import type { MfaStatus } from '../../plugins/app/mfa.js'
+import type { MfaStatus } from '../mfa/status.js'
 import { Email, NO_NUL, Password } from './common.js'
 import { MfaStatusView, presentMfaStatus } from './mfa.js'
 import { CookieVariantUser, HeaderVariantUser, presentUser } from './users.js'

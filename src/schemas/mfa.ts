@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { MfaStatus } from '../../plugins/app/mfa.js'
+import type { MfaStatus } from '../mfa/status.js'
 import { RECOVERY_CODES_PER_SET } from '../mfa/recovery-codes.js'
 import { NO_NUL } from './common.js'
 import { ErrorResponse } from './errors.js'

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { SecurityEventRecord } from '../../db/store.js'
-import { SECURITY_EVENT_TYPES } from '../../plugins/app/security-events.js'
+import { SECURITY_EVENT_TYPES } from '../events/types.js'
 
 /** How many events a page of GET /auth/security-events holds by default, and at most. */
 export const SECURITY_EVENTS_PAGE = 50

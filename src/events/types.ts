@@ -1,0 +1,19 @@
+// What a security event is, below the schemas that show it and the plugin that records it.
+
+/** Every kind of security event, as stored and as GET /auth/security-events shows it. */
+export const SECURITY_EVENT_TYPES = [
+  'login', 'login_failed', 'account_locked', 'password_changed', 'password_reset', 'email_changed',
+  'session_revoked', 'refresh_token_reused', 'reauthenticated', 'identity_linked', 'identity_unlinked',
+  'passkey_added', 'passkey_removed', 'passkey_login', 'passkey_counter_regressed',
+  'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed'
+] as const
+
+export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]
+
+/** Who made a request, as events and sessions record it. */
+export interface Client {
+  ip: string | null
+  userAgent: string | null
+  /** The request id (X-Request-Id), so an event leads to the request's log lines. */
+  requestId: string | null
+}
