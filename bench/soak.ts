@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request } from 'autocannon'
-import { parseDurationSeconds } from '../src/duration.js'
+import { parseDurationSeconds } from '../core/duration.js'
 
 const DURATION_SECONDS = parseDurationSeconds(process.env.SOAK_DURATION ?? '3m')
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 8)

@@ -360,7 +360,7 @@ export interface AccountStore {
   sessionState (familyId: string, now: Date): Promise<SessionState>
 
   /**
-   * Gives the session the Token Status List index `statusIndex` (src/revocations/status-list.ts draws
+   * Gives the session the Token Status List index `statusIndex` (core/revocations/status-list.ts draws
    * it at random). False, writing nothing, when the index is taken: by a live session, or by a revoked
    * one still in the revocation log (its bit is still set in the lists). Race-safe: of two sessions
    * claiming one index, one gets it.

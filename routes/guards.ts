@@ -1,7 +1,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import type { AccountStore, UserRecord } from '../db/store.js'
 import type { AccessTokens, AccessTokenClaims } from '../plugins/app/tokens.js'
-import { CrossSiteRequestError, ForbiddenError, MissingTokenError, SessionRevokedError, UserNotFoundError } from '../src/errors.js'
+import { CrossSiteRequestError, ForbiddenError, MissingTokenError, SessionRevokedError, UserNotFoundError } from '../core/errors.js'
 import type { TokenTransport } from './transport.js'
 
 declare module 'fastify' {

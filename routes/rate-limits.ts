@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import type { Config } from '../src/config.js'
-import { rateLimited } from '../src/errors.js'
+import type { Config } from '../core/config.js'
+import { rateLimited } from '../core/errors.js'
 
 export interface Limit {
   /** Counts apart from every other limit. */

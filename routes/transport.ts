@@ -1,7 +1,7 @@
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IssuedTokens } from '../plugins/app/sessions.js'
-import type { Variant } from '../src/config.js'
+import type { Variant } from '../core/config.js'
 
 /**
  * How tokens travel in one variant of the interface: the one place that knows

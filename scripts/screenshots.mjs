@@ -9,7 +9,7 @@ import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { chromium } from 'playwright-core'
 import app, { serverOptions } from '../dist/src/app.js'
-import { loadConfig } from '../dist/src/config.js'
+import { loadConfig } from '../dist/core/config.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const docs = join(root, 'docs')

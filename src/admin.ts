@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util'
 import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
-import { visible, visibleJson } from './control-characters.js'
-import { createSealer, type Sealer } from './secrets/sealing.js'
-import { rotateSigningKey } from './tokens/keys.js'
-import { VERSION_LINE } from './version.js'
+import { visible, visibleJson } from '../core/control-characters.js'
+import { createSealer, type Sealer } from '../core/secrets/sealing.js'
+import { rotateSigningKey } from '../core/tokens/keys.js'
+import { VERSION_LINE } from '../core/version.js'
 
 /*
  * The admin CLI (`account-service <command>`), for the operator of one store.
@@ -94,7 +94,7 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
   try {
     const command = commandFor(positionals)
     // Loaded only now, so that --help and usage errors answer at once.
-    const [{ loadConfig }, { openStore }] = await Promise.all([import('./config.js'), import('../db/open.js')])
+    const [{ loadConfig }, { openStore }] = await Promise.all([import('../core/config.js'), import('../db/open.js')])
     const config = loadConfig()
     const databaseUrl = values.database ?? config.databaseUrl
     const sealer = config.signingKeyEncryptionKey === undefined ? undefined : createSealer(config.signingKeyEncryptionKey)
@@ -189,7 +189,7 @@ async function rotateKey (store: AccountStore, options: Options, out: Output, { 
 
 async function calibrateHash (store: AccountStore, options: Options, out: Output) {
   const [{ loadConfig }, { createHashingPool }, { calibrate, HASH_PARAMETERS_SETTING, parseParameters, serializeParameters }] = await Promise.all([
-    import('./config.js'), import('./passwords/hashing-pool.js'), import('./passwords/parameters.js')
+    import('../core/config.js'), import('../core/passwords/hashing-pool.js'), import('../core/passwords/parameters.js')
   ])
   const targetMs = loadConfig().passwordHashTargetMs
   const previous = parseParameters(await store.readSetting(HASH_PARAMETERS_SETTING))

@@ -32,8 +32,8 @@ import api from '../routes/index.js'
 import pages from '../routes/pages/index.js'
 import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
-import type { Config, Variant } from './config.js'
-import { buildValidatorCompiler } from './validation.js'
+import type { Config, Variant } from '../core/config.js'
+import { buildValidatorCompiler } from '../core/validation.js'
 
 export interface AppOptions {
   config: Config

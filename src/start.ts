@@ -4,7 +4,7 @@ import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { describeDatabase } from '../db/open.js'
 import app, { serverOptions } from './app.js'
-import { ConfigError, loadConfig, type Config } from './config.js'
+import { ConfigError, loadConfig, type Config } from '../core/config.js'
 import { listenMetrics } from './metrics-listener.js'
 
 /**

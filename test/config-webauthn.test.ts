@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig } from '../src/config.js'
+import { loadConfig } from '../core/config.js'
 
 t.test('the passkey relying party follows PUBLIC_URL by default', async (t) => {
   t.same(loadConfig({}).webauthn, { rpId: 'localhost', rpName: 'account-service', origins: ['http://localhost:3000'] })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { describeDatabase, isPostgresUrl } from '../db/open.js'
-import { ConfigError, loadConfig } from '../src/config.js'
-import { parseDurationSeconds } from '../src/duration.js'
+import { ConfigError, loadConfig } from '../core/config.js'
+import { parseDurationSeconds } from '../core/duration.js'
 
 t.test('the defaults are the contract\'s', async (t) => {
   t.match(loadConfig({}), {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig } from '../core/config.js'
 
 const google = {
   OIDC_PROVIDERS: 'Google',

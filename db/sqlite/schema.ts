@@ -91,7 +91,7 @@ export const securityEvents = sqliteTable('security_events', {
 /**
  * The session's index in the Token Status List (issue 14), drawn at random (issue 21: a counter let
  * anyone holding a token count the sessions begun since). An index is free again once its session is
- * gone and no revocation-log row names it (src/revocations/status-list.ts).
+ * gone and no revocation-log row names it (core/revocations/status-list.ts).
  */
 export const sessionStatusIndexes = sqliteTable('session_status_indexes', {
   statusIndex: integer('status_index').primaryKey(),

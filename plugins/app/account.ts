@@ -3,10 +3,10 @@ import type { AddressProof, AddressProofOutcome, NewUser, OneTimeTokenPurpose, O
 import {
   InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, ValidationFailedError,
   VerificationTokenExpiredError
-} from '../../src/errors.js'
-import { emailChangedNotice, resetMail, verificationMail } from '../../src/mails.js'
-import { assertPasswordAllowed } from '../../src/password-policy.js'
-import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
+} from '../../core/errors.js'
+import { emailChangedNotice, resetMail, verificationMail } from '../../core/mails.js'
+import { assertPasswordAllowed } from '../../core/password-policy.js'
+import { hashOneTimeToken, newOneTimeToken } from '../../core/tokens/one-time-token.js'
 import type { MailMessage } from './mailer.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { UserRecord } from '../../db/store.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../../src/errors.js'
+import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../../core/errors.js'
 import type { Reservation } from './login-throttle.js'
 import { MFA_MAX_WRONG_CODES, type MfaVerdict } from './mfa.js'
 import type { Client } from './security-events.js'

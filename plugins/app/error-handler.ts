@@ -5,8 +5,8 @@ import { DuplicateValueError, StoreUnavailableError as StoreUnavailable } from '
 import {
   EmailTakenError, InternalError, InvalidJsonError, PayloadTooLargeError, RouteNotFoundError,
   StoreUnavailableError, UnsupportedMediaTypeError, UsernameTakenError, ValidationFailedError
-} from '../../src/errors.js'
-import type { ErrorBody } from '../../src/schemas/errors.js'
+} from '../../core/errors.js'
+import type { ErrorBody } from '../../core/schemas/errors.js'
 
 // Fastify's own errors whose meaning a client needs, by Fastify's code.
 const FRAMEWORK_ERRORS: Record<string, () => FastifyError> = {
@@ -18,7 +18,7 @@ const FRAMEWORK_ERRORS: Record<string, () => FastifyError> = {
   FST_ERR_CTP_INVALID_CONTENT_TYPE: () => new UnsupportedMediaTypeError()
 }
 
-// Our codes (src/errors.ts); Fastify's and fast-jwt's start FST_ / FAST_ and are not for clients.
+// Our codes (core/errors.ts); Fastify's and fast-jwt's start FST_ / FAST_ and are not for clients.
 const OWN_CODE = /^(?!FST_|FAST_)[A-Z][A-Z0-9_]*$/
 
 /** Turns anything thrown into the one error shape. Only our own codes and schema failures keep their message. */

@@ -1,12 +1,12 @@
 import fp from 'fastify-plugin'
 import { DuplicateValueError, IdentityTakenError, type IdentityRecord, type UserRecord } from '../../db/store.js'
-import type { Variant } from '../../src/config.js'
-import { withoutControlCharacters } from '../../src/control-characters.js'
-import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../../src/errors.js'
-import { signInMethodNotice } from '../../src/mails.js'
-import { candidateUsername } from '../../src/oidc/usernames.js'
-import { newLoginCode, providerOfLoginCode, verifierMatches } from '../../src/oidc/login-code.js'
-import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
+import type { Variant } from '../../core/config.js'
+import { withoutControlCharacters } from '../../core/control-characters.js'
+import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../../core/errors.js'
+import { signInMethodNotice } from '../../core/mails.js'
+import { candidateUsername } from '../../core/oidc/usernames.js'
+import { newLoginCode, providerOfLoginCode, verifierMatches } from '../../core/oidc/login-code.js'
+import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
 import type { Actor } from './account.js'
 import type { ProviderClaims } from './oidc.js'
 import type { Client } from './security-events.js'
@@ -71,7 +71,7 @@ export const LOGIN_CODE_TTL_SECONDS = 60
 const USERNAME_ATTEMPTS = 5
 const NAME_MAX = 100
 
-/** A claim without control characters (as names refuse them: src/schemas/common.ts), undefined when nothing is left. */
+/** A claim without control characters (as names refuse them: core/schemas/common.ts), undefined when nothing is left. */
 const readable = (claim: string | undefined) => withoutControlCharacters(claim ?? '').trim() || undefined
 
 /** The provider's name for the person, within the contract's 1 to 100 characters. */

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import type { Config } from '../../src/config.js'
-import { rateLimited } from '../../src/errors.js'
+import type { Config } from '../../core/config.js'
+import { rateLimited } from '../../core/errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

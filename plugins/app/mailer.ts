@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { MailMessage } from '../../db/store.js'
-import type { Config } from '../../src/config.js'
-import { OutboxWorker } from '../../src/mail/outbox-worker.js'
-import { createSealer, isSealed, UnsealError } from '../../src/secrets/sealing.js'
+import type { Config } from '../../core/config.js'
+import { OutboxWorker } from '../../core/mail/outbox-worker.js'
+import { createSealer, isSealed, UnsealError } from '../../core/secrets/sealing.js'
 
 export type { MailMessage } from '../../db/store.js'
 
@@ -57,7 +57,7 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 
 /**
  * Outgoing mail through an outbox in the store: a mail is written there first, then a worker
- * (src/mail/outbox-worker.ts) sends it over SMTP (nodemailer, SMTP_URL), with retries and
+ * (core/mail/outbox-worker.ts) sends it over SMTP (nodemailer, SMTP_URL), with retries and
  * exponential backoff up to MAIL_MAX_ATTEMPTS; it survives an SMTP outage and a restart. Without
  * SMTP_URL mail is disabled; outside production each message is written to the log instead, so the
  * reset and verification links of a local demo can be followed.

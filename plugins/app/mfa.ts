@@ -1,14 +1,14 @@
 import fp from 'fastify-plugin'
 import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
-import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../src/errors.js'
-import { mfaLockedMail, signInMethodNotice } from '../../src/mails.js'
-import { hashRecoveryCode, newRecoveryCodes } from '../../src/mfa/recovery-codes.js'
-import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../src/mfa/totp.js'
-import { createSealer, isSealed } from '../../src/secrets/sealing.js'
-import { hashOneTimeToken, newOneTimeToken } from '../../src/tokens/one-time-token.js'
+import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../core/errors.js'
+import { mfaLockedMail, signInMethodNotice } from '../../core/mails.js'
+import { hashRecoveryCode, newRecoveryCodes } from '../../core/mfa/recovery-codes.js'
+import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../core/mfa/totp.js'
+import { createSealer, isSealed } from '../../core/secrets/sealing.js'
+import { hashOneTimeToken, newOneTimeToken } from '../../core/tokens/one-time-token.js'
 import type { Actor } from './account.js'
-import type { MfaStatus } from '../../src/mfa/status.js'
-export type { MfaStatus } from '../../src/mfa/status.js'
+import type { MfaStatus } from '../../core/mfa/status.js'
+export type { MfaStatus } from '../../core/mfa/status.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -96,7 +96,7 @@ class TotpSecretUnavailableError extends Error {}
 
 /**
  * The second factor: TOTP (RFC 6238) with single-use recovery codes. Secrets are sealed with
- * SIGNING_KEY_ENCRYPTION_KEY when it is set (src/secrets/sealing.ts, bound to the user id);
+ * SIGNING_KEY_ENCRYPTION_KEY when it is set (core/secrets/sealing.ts, bound to the user id);
  * recovery codes and mfa_tokens are stored only as hashes. The login's second step, under the
  * account lockout, is authentication.completeMfaLogin.
  */

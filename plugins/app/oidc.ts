@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type * as OpenIdClient from 'openid-client'
-import type { OidcProviderConfig } from '../../src/config.js'
-import { InvalidOidcStateError, ProviderNotFoundError } from '../../src/errors.js'
-import { openPending, sealPending, STATE_TTL_SECONDS, type PendingSignIn } from '../../src/oidc/state-cookie.js'
-import { createSealer } from '../../src/secrets/sealing.js'
+import type { OidcProviderConfig } from '../../core/config.js'
+import { InvalidOidcStateError, ProviderNotFoundError } from '../../core/errors.js'
+import { openPending, sealPending, STATE_TTL_SECONDS, type PendingSignIn } from '../../core/oidc/state-cookie.js'
+import { createSealer } from '../../core/secrets/sealing.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -8,9 +8,9 @@ import type { PasskeyRecord, UserRecord, WebauthnChallengePurpose } from '../../
 import {
   EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
-} from '../../src/errors.js'
-import { signInMethodNotice } from '../../src/mails.js'
-import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
+} from '../../core/errors.js'
+import { signInMethodNotice } from '../../core/mails.js'
+import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 

@@ -1,7 +1,7 @@
 import type { Algorithm } from '@node-rs/argon2'
 import fp from 'fastify-plugin'
-import { createHashingPool } from '../../src/passwords/hashing-pool.js'
-import { OWASP_MINIMUM, phcPrefix, sharedParameters } from '../../src/passwords/parameters.js'
+import { createHashingPool } from '../../core/passwords/hashing-pool.js'
+import { OWASP_MINIMUM, phcPrefix, sharedParameters } from '../../core/passwords/parameters.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,9 +33,9 @@ export interface PasswordsOptions {
 }
 
 /**
- * Hashing runs off the event loop, on one low-priority thread per core (src/passwords/hashing-pool.ts),
+ * Hashing runs off the event loop, on one low-priority thread per core (core/passwords/hashing-pool.ts),
  * with the Argon2id parameters stored for every instance; the first start calibrates them to this host
- * (src/passwords/parameters.ts).
+ * (core/passwords/parameters.ts).
  */
 export default fp<PasswordsOptions>(async (fastify, { queueMax, hashTargetMs }) => {
   const pool = createHashingPool({ maxQueued: queueMax })

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { AccountStore, SessionState } from '../../db/store.js'
-import { storeWith } from '../../src/revocations/following-store.js'
-import { RevocationSet } from '../../src/revocations/revocation-set.js'
+import { storeWith } from '../../core/revocations/following-store.js'
+import { RevocationSet } from '../../core/revocations/revocation-set.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

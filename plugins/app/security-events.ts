@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { SecurityEventRecord } from '../../db/store.js'
-import type { Client, SecurityEventType } from '../../src/events/types.js'
+import type { Client, SecurityEventType } from '../../core/events/types.js'
 
-export { SECURITY_EVENT_TYPES, type Client, type SecurityEventType } from '../../src/events/types.js'
+export { SECURITY_EVENT_TYPES, type Client, type SecurityEventType } from '../../core/events/types.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -4,10 +4,10 @@ import type { FoundRefreshToken } from '../../db/store.js'
 import {
   InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
   SessionNotFoundError, SessionRevokedError, TokenMismatchError
-} from '../../src/errors.js'
-import { assignRandomStatusIndex } from '../../src/revocations/status-list.js'
-import { TouchThrottle } from '../../src/sessions/touch-throttle.js'
-import { hashRefreshToken, newRefreshToken } from '../../src/tokens/refresh-token.js'
+} from '../../core/errors.js'
+import { assignRandomStatusIndex } from '../../core/revocations/status-list.js'
+import { TouchThrottle } from '../../core/sessions/touch-throttle.js'
+import { hashRefreshToken, newRefreshToken } from '../../core/tokens/refresh-token.js'
 import type { AccessTokenClaims } from './tokens.js'
 import type { Client } from './security-events.js'
 

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { encodeStatusList, statusListPosition } from '../../src/revocations/status-list.js'
+import { encodeStatusList, statusListPosition } from '../../core/revocations/status-list.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

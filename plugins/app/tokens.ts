@@ -1,8 +1,8 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 import fp from 'fastify-plugin'
-import { InvalidTokenError, TokenExpiredError } from '../../src/errors.js'
-import { createSealer } from '../../src/secrets/sealing.js'
-import { configuredSigningKey, loadStoredKeys, rotateSigningKey, storeFirstSigningKey, type PublicKeyDescription } from '../../src/tokens/keys.js'
+import { InvalidTokenError, TokenExpiredError } from '../../core/errors.js'
+import { createSealer } from '../../core/secrets/sealing.js'
+import { configuredSigningKey, loadStoredKeys, rotateSigningKey, storeFirstSigningKey, type PublicKeyDescription } from '../../core/tokens/keys.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -81,7 +81,7 @@ interface Keyring {
  * Access tokens: asymmetric JWTs (EdDSA by default) signed and verified with
  * fast-jwt, with a `kid` naming the key published in the JWKS. Verification is
  * pinned to the key's algorithm, our issuer and audience, with no leeway on
- * `exp` and 1 s on `iat`. Keys rotate (src/tokens/keys.ts): the newest signs,
+ * `exp` and 1 s on `iat`. Keys rotate (core/tokens/keys.ts): the newest signs,
  * older ones verify until their last token has expired.
  */
 export default fp<TokensOptions>(async (fastify, options) => {

@@ -1,8 +1,8 @@
 import fastifyRateLimit from '@fastify/rate-limit'
 import fp from 'fastify-plugin'
-import { clientAddressKey } from '../../src/client-address.js'
-import type { Config } from '../../src/config.js'
-import { RateLimitedError } from '../../src/errors.js'
+import { clientAddressKey } from '../../core/client-address.js'
+import type { Config } from '../../core/config.js'
+import { RateLimitedError } from '../../core/errors.js'
 
 export interface RateLimitOptions {
   rateLimit: Config['rateLimit']
@@ -25,7 +25,7 @@ export default fp<RateLimitOptions>(async (fastify, { rateLimit }) => {
   await fastify.register(fastifyRateLimit, {
     global: false,
     timeWindow: rateLimit.windowSeconds * 1000,
-    // Per client address, an IPv6 client per /64 (src/client-address.ts).
+    // Per client address, an IPv6 client per /64 (core/client-address.ts).
     keyGenerator: clientAddressKey,
     ...(fastify.hasDecorator('redis') ? { redis: fastify.redis, nameSpace: 'rate-limit:', skipOnError: true } : {}),
     errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000))

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
-import type { Config } from '../../src/config.js'
+import type { Config } from '../../core/config.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

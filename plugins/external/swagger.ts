@@ -3,7 +3,7 @@ import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import type { FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
-import { VERSION } from '../../src/version.js'
+import { VERSION } from '../../core/version.js'
 
 const DESCRIPTION = `User accounts and tokens. Two variants of one interface may be mounted:
 **header** (tokens in \`Authorization: Bearer\` and \`X-Refresh-Token: Bearer\`) and

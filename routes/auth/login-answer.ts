@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify'
 import type { UserRecord } from '../../db/store.js'
 import type { StartedSession } from '../../plugins/app/sessions.js'
-import type { Variant } from '../../src/config.js'
-import type { LoginResponseBody } from '../../src/schemas/auth.js'
-import { presentUser } from '../../src/schemas/users.js'
+import type { Variant } from '../../core/config.js'
+import type { LoginResponseBody } from '../../core/schemas/auth.js'
+import { presentUser } from '../../core/schemas/users.js'
 import type { TokenTransport } from '../transport.js'
 
 /**

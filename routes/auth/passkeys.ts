@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { Type } from '@sinclair/typebox'
-import { clientAddressKey } from '../../src/client-address.js'
-import type { Config, Variant } from '../../src/config.js'
-import { LoginResponse, type LoginResponseBody } from '../../src/schemas/auth.js'
-import { errorResponses } from '../../src/schemas/errors.js'
+import { clientAddressKey } from '../../core/client-address.js'
+import type { Config, Variant } from '../../core/config.js'
+import { LoginResponse, type LoginResponseBody } from '../../core/schemas/auth.js'
+import { errorResponses } from '../../core/schemas/errors.js'
 import {
   AuthenticationCredentialBody, CreationOptionsResponse, PasskeyCreated, PasskeyParams, PasskeysResponse, PasskeyView,
   RegistrationCredentialBody, RenamePasskeyBody, RequestOptionsResponse, presentPasskey
-} from '../../src/schemas/passkeys.js'
-import { presentUser } from '../../src/schemas/users.js'
+} from '../../core/schemas/passkeys.js'
+import { presentUser } from '../../core/schemas/users.js'
 import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach, perUser, type Limit } from '../rate-limits.js'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../src/schemas/errors.js'
+import { errorResponses } from '../../core/schemas/errors.js'
 
 /** Liveness and readiness, for a process supervisor or a load balancer. */
 const healthRoutes: FastifyPluginAsyncTypebox = async (fastify) => {

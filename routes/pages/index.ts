@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 import { PAGE_CSP_DIRECTIVES, pageCsp } from '../../plugins/external/helmet.js'
 
 export interface PagesOptions {

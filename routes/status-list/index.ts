@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { STATUS_LIST_MAX } from '../../src/revocations/status-list.js'
-import { errorResponses } from '../../src/schemas/errors.js'
+import { STATUS_LIST_MAX } from '../../core/revocations/status-list.js'
+import { errorResponses } from '../../core/schemas/errors.js'
 
 const StatusListParams = Type.Object({ list: Type.Integer({ minimum: 1, maximum: STATUS_LIST_MAX }) })
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { JwksResponse } from '../../src/schemas/auth.js'
+import { JwksResponse } from '../../core/schemas/auth.js'
 
 /** The public keys of our access tokens, so that other services verify them without a shared secret. */
 const wellKnownRoutes: FastifyPluginAsyncTypebox = async (fastify) => {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 import { build } from '../fixtures/build.js'
 import { freePort, providerSettings, startOpenIdProvider, type TestProvider } from '../fixtures/openid-provider.js'
 

@@ -6,7 +6,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { PAGE_CSP_DIRECTIVES, pageCsp } from '../../plugins/external/helmet.js'
 import app, { serverOptions } from '../../src/app.js'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 import { testConfig } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 

@@ -1,7 +1,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import type { ClaimedMail } from '../../db/store.js'
-import { OutboxWorker } from '../../src/mail/outbox-worker.js'
+import { OutboxWorker } from '../../core/mail/outbox-worker.js'
 
 /** A store with one mail to claim, recording what the worker tells it. */
 function oneMailStore () {

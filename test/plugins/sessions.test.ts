@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { cookieValue, loggedInUser } from '../fixtures/factories.js'
-import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
+import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
 
 t.test('50 concurrent refreshes with one token: all answered, exactly one successor, one live session', async (t) => {
   const server = await build(t, { variant: 'cookie' })

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
+import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
 import { startServer, type RunningServer } from '../fixtures/process.js'
 import { onPostgres } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'

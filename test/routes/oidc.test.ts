@@ -5,7 +5,7 @@ import { build } from '../fixtures/build.js'
 import { logIn, registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
-import { hashOneTimeToken } from '../../src/tokens/one-time-token.js'
+import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
 import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider } from '../fixtures/openid-provider.js'
 import { fragmentOf, serviceWithProvider, type ProviderService as Service } from '../fixtures/provider-service.js'
 

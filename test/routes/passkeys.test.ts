@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 import { assertError } from '../fixtures/assertions.js'
 import { SoftwareCredential } from '../fixtures/authenticator.js'
 import { build } from '../fixtures/build.js'

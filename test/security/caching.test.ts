@@ -2,7 +2,7 @@ import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { build } from '../fixtures/build.js'
 import { loggedInUser, newUserBody } from '../fixtures/factories.js'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 
 // Finding 11: an answer that carries a token or personal data must not be kept by a browser or proxy cache.
 for (const variant of ['header', 'cookie'] as Variant[]) {

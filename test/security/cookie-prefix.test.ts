@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 import { launchChromium, skipWithoutChromium } from '../fixtures/browser.js'
 import { build } from '../fixtures/build.js'
 import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider } from '../fixtures/openid-provider.js'

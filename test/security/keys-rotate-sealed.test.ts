@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
 import { openStore } from '../../db/open.js'
 import { runAdmin } from '../../src/admin.js'
-import { isSealed } from '../../src/secrets/sealing.js'
+import { isSealed } from '../../core/secrets/sealing.js'
 import { build } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 

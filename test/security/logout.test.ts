@@ -2,7 +2,7 @@ import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { credentials, logIn, loggedInUser } from '../fixtures/factories.js'
-import type { Variant } from '../../src/config.js'
+import type { Variant } from '../../core/config.js'
 
 const variants: Variant[] = ['header', 'cookie']
 

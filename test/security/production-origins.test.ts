@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import t from 'tap'
-import { loadConfig } from '../../src/config.js'
+import { loadConfig } from '../../core/config.js'
 import { SERVER_ENTRY } from '../fixtures/process.js'
 
 // Issue 21, finding 12: production took http:// origins, whose pages anyone on the network path can rewrite,

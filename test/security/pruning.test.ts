@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { cookieValue, credentials, loggedInUser } from '../fixtures/factories.js'
-import { hashRefreshToken } from '../../src/tokens/refresh-token.js'
+import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
 
 const variant = 'cookie'
 

@@ -1,7 +1,7 @@
 import { getListFromStatusListJWT, getStatusListFromJWT } from '@sd-jwt/jwt-status-list'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { assignRandomStatusIndex, DRAWS_BEFORE_GROWING, STATUS_LIST_SIZE } from '../../src/revocations/status-list.js'
+import { assignRandomStatusIndex, DRAWS_BEFORE_GROWING, STATUS_LIST_SIZE } from '../../core/revocations/status-list.js'
 import { build } from '../fixtures/build.js'
 import { testStore } from '../fixtures/database.js'
 import { loggedInUser, type Session } from '../fixtures/factories.js'

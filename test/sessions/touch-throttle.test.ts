@@ -1,5 +1,5 @@
 import t from 'tap'
-import { TOUCH_INTERVAL_MS, TouchThrottle } from '../../src/sessions/touch-throttle.js'
+import { TOUCH_INTERVAL_MS, TouchThrottle } from '../../core/sessions/touch-throttle.js'
 
 t.test('last_used_at is written at most once a minute per session', async (t) => {
   const throttle = new TouchThrottle()

@@ -1,4 +1,4 @@
-/** A username the cookie variant accepts: 3 to 32 of [A-Za-z0-9_.-] (src/schemas/common.ts). */
+/** A username the cookie variant accepts: 3 to 32 of [A-Za-z0-9_.-] (core/schemas/common.ts). */
 const USERNAME = /^[A-Za-z0-9_.-]{3,32}$/
 
 /**

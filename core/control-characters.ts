@@ -2,7 +2,7 @@
  * Characters that change what a terminal or a page shows rather than showing themselves: C0 (ESC
  * starts a terminal escape sequence), DEL, C1 (U+009B is a one-character CSI to some terminals),
  * and the bidirectional controls that reorder text ("evil\u202Egpj.exe" reads as "evilexe.jpg").
- * Names refuse them (src/schemas/common.ts); the admin CLI shows any it finds escaped (src/admin.ts).
+ * Names refuse them (core/schemas/common.ts); the admin CLI shows any it finds escaped (src/admin.ts).
  */
 const CONTROL_RANGES = '\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069'
 

@@ -12,7 +12,7 @@ export const NO_NUL = '^[^\\u0000]*$'
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the service' })
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased; unique' })
 /**
- * No control character either (src/control-characters.ts): C0 (NUL included, see NO_NUL), DEL, C1 and
+ * No control character either (core/control-characters.ts): C0 (NUL included, see NO_NUL), DEL, C1 and
  * the bidi controls would reach an operator's terminal or reorder what a page shows (issue 21, finding 10).
  */
 export const Name = Type.String({

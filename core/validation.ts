@@ -25,7 +25,7 @@ const bodyAjv = () => addFormats(new Ajv({ ...shared, coerceTypes: false }), ['e
 let emailValidator: ValidateFunction | undefined
 
 /**
- * Whether a value is an address as registration takes it: the same Email schema (src/schemas/common.ts),
+ * Whether a value is an address as registration takes it: the same Email schema (core/schemas/common.ts),
  * compiled as bodies are. For what the service is told rather than sent (a provider's email claim):
  * "Win <mallory@evil.test>, victim@example.com" is no address.
  */
