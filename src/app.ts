@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import pinoPretty from 'pino-pretty'
 import account from '../plugins/app/account.js'
+import clock from '../plugins/app/clock.js'
 import authentication from '../plugins/app/authentication.js'
 import identities from '../plugins/app/identities.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
@@ -32,6 +33,7 @@ import api from '../routes/index.js'
 import pages from '../routes/pages/index.js'
 import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
+import type { Clock } from '../core/clock.js'
 import type { Config, Variant } from '../core/config.js'
 import { buildValidatorCompiler } from '../core/validation.js'
 
@@ -39,6 +41,8 @@ export interface AppOptions {
   config: Config
   /** The variants to serve and where; by default the configured variant at the root. */
   mounts?: Array<{ variant: Variant, prefix: string }>
+  /** Where the rules read the time; the system clock by default (tests pass one they move forward). */
+  clock?: Clock
 }
 
 /** Log paths whose value is replaced by "[redacted]". */
@@ -127,7 +131,7 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
 }
 
 /** The service as a plugin: external plugins, then our own, then the routes. */
-export default async function app (fastify: FastifyInstance, { config, mounts }: AppOptions): Promise<void> {
+export default async function app (fastify: FastifyInstance, { config, mounts, clock: appClock }: AppOptions): Promise<void> {
   fastify.setValidatorCompiler(buildValidatorCompiler())
   // Only JSON bodies: text/plain would otherwise parse as a string and fail later as a schema error instead of 415.
   fastify.removeContentTypeParser('text/plain')
@@ -152,6 +156,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts }:
   // DOCS: /docs and /openapi.json (off in production by default: they map the whole surface for an attacker).
   if (config.docs) await fastify.register(swagger)
 
+  await fastify.register(clock, { clock: appClock })
   await fastify.register(errorHandler)
   await fastify.register(requestIds)
   await fastify.register(store, { databaseUrl: config.databaseUrl })
