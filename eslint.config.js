@@ -23,7 +23,7 @@ const floorRules = FLOORS.map(([floor, above]) => ({
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'build/**', '.sea-cache/**', 'coverage/**', '.tap/**', 'db/sqlite/migrations/**', 'db/postgres/migrations/**']
+    ignores: ['dist/**', '.dist/**', 'build/**', '.sea-cache/**', 'coverage/**', '.tap/**', 'db/sqlite/migrations/**', 'db/postgres/migrations/**']
   }),
   ...floorRules
 ]

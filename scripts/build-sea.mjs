@@ -3,7 +3,7 @@
 // into a copy of the pinned Node 24 LTS (postject), not of the Node running this
 // script: see scripts/node-runtime.mjs. Run by `npm run build:sea` after `npm run build`.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -39,15 +39,19 @@ for (const file of ['package.json', 'dist/qrcode.js', 'dist/qrcode.mjs']) {
   assets[`node_modules/qrcode-generator/${file}`] = join(root, 'node_modules/qrcode-generator', file)
 }
 
+// dist is a link to the current build (scripts/build.mjs); esbuild sees the build's real paths.
+const distRoot = realpathSync(join(root, 'dist'))
+const inDist = new RegExp(`^${distRoot.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[\\\\/].*\\.js$`)
+
 const seaPaths = {
   name: 'sea-paths',
   setup (build) {
     // Our modules find their files next to themselves: point import.meta.url into the assets folder.
-    build.onLoad({ filter: /[\\/]dist[\\/].*\.js$/ }, ({ path }) => ({
+    build.onLoad({ filter: inDist }, ({ path }) => ({
       contents: readFileSync(path, 'utf8')
         // The hashing threads load argon2 by path: give them the addon written out from the assets.
         .replace("createRequire(import.meta.url).resolve('@node-rs/argon2')", "require('node:path').join(__seaRoot, 'argon2.node')")
-        .replaceAll('import.meta.url', `__seaUrl(${JSON.stringify(toPosix(relative(join(root, 'dist'), path)))})`),
+        .replaceAll('import.meta.url', `__seaUrl(${JSON.stringify(toPosix(relative(distRoot, path)))})`),
       loader: 'js'
     }))
     // Swagger UI serves its files from its own folder.

@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t, { type Test } from 'tap'
+
+// scripts/build.mjs, the build behind `npm start`, on a small project of the same layout: it builds only
+// when an input changed, into a folder of its own that dist is switched to at the end.
+const run = promisify(execFile)
+const BUILD_SCRIPT = new URL('../../scripts/build.mjs', import.meta.url)
+const NODE_MODULES = new URL('../../node_modules', import.meta.url)
+
+function project (t: Test): string {
+  const root = t.testdir({
+    'package.json': JSON.stringify({ type: 'module' }),
+    'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, rootDir: '.', outDir: 'dist' } }),
+    'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['src', 'core'] }),
+    src: { 'server.ts': "import { greeting } from '../core/greeting.js'\nconsole.log(greeting)\n", 'cli.ts': 'console.log("cli")\n' },
+    core: { 'greeting.ts': "export const greeting = 'hello'\n" },
+    routes: { pages: { public: { 'index.html': '<p>hello</p>\n' } } }
+  })
+  mkdirSync(join(root, 'scripts'))
+  cpSync(BUILD_SCRIPT, join(root, 'scripts', 'build.mjs'))
+  symlinkSync(NODE_MODULES, join(root, 'node_modules'))
+  return root
+}
+
+const build = async (root: string) => (await run(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root })).stdout
+const serve = async (root: string) => (await run(process.execPath, [join(root, 'dist', 'src', 'server.js')])).stdout.trim()
+const builds = (root: string) => readdirSync(join(root, '.dist')).sort()
+
+t.test('two builds started together both succeed, and dist is one whole build', async (t) => {
+  const root = project(t)
+  const outputs = await Promise.all([build(root), build(root)])
+  t.match(outputs.join(''), /dist is built/)
+  t.equal(await serve(root), 'hello')
+  t.ok(existsSync(join(root, 'dist', 'routes', 'pages', 'public', 'index.html')), 'the pages are copied beside the code')
+  t.same(builds(root).length, 1, 'one build folder, no half-built leftovers')
+})
+
+t.test('a build with nothing changed does nothing', async (t) => {
+  const root = project(t)
+  await build(root)
+  const link = readlinkSync(join(root, 'dist'))
+  t.match(await build(root), /dist is up to date/)
+  t.equal(readlinkSync(join(root, 'dist')), link)
+})
+
+t.test('a changed source is built into a new folder, and the previous build stays for instances still running on it', async (t) => {
+  const root = project(t)
+  await build(root)
+  const previous = join(root, readlinkSync(join(root, 'dist')))
+  writeFileSync(join(root, 'core', 'greeting.ts'), "export const greeting = 'hello again'\n")
+  t.match(await build(root), /dist is built/)
+  t.equal(await serve(root), 'hello again')
+  t.ok(existsSync(join(previous, 'src', 'server.js')), 'the previous build is whole')
+  t.equal(builds(root).length, 2)
+  writeFileSync(join(root, 'core', 'greeting.ts'), "export const greeting = 'third'\n")
+  await build(root)
+  t.equal(builds(root).length, 2, 'older builds are removed: the current one and the one before stay')
+  t.notOk(existsSync(previous), 'the oldest build is gone')
+})
