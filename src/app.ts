@@ -30,7 +30,8 @@ import redis from '../plugins/external/redis.js'
 import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
-import pages from '../routes/pages/index.js'
+import pages, { pageLayout } from '../routes/pages/index.js'
+import rootRoutes from '../routes/root/index.js'
 import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
 import type { Clock } from '../core/clock.js'
@@ -212,5 +213,9 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     await fastify.register(api, { prefix, variant, config })
   }
   // PAGES: the pages the mailed links open, and the account console (routes/pages).
-  if (config.pages) await fastify.register(pages, { mounts: mounted })
+  const docsUrl = config.docs ? '/docs' : undefined
+  if (config.pages) await fastify.register(pages, { mounts: mounted, docsUrl })
+  // GET /: the console where there is one, else a map of where things are.
+  const { consolePrefix } = pageLayout(mounted)
+  await fastify.register(rootRoutes, { consoleUrl: config.pages && consolePrefix !== undefined ? `${consolePrefix}/account` : undefined, docsUrl })
 }

@@ -9,6 +9,8 @@ import { PAGE_CSP_DIRECTIVES, pageCsp } from '../../plugins/external/helmet.js'
 export interface PagesOptions {
   /** The mounted variants and their prefixes, as src/app.ts mounts them. */
   mounts: ReadonlyArray<{ variant: Variant, prefix: string }>
+  /** Where the API reference is served (DOCS), linked at the foot of the console; undefined when it is not. */
+  docsUrl?: string
 }
 
 // Every file is read once at start and served from our own origin, so the strict page CSP allows it
@@ -38,8 +40,11 @@ function read (name: string): Buffer {
 }
 
 /** A page with the API prefix and the console's address written in (data attributes the page script reads). */
-function page (name: string, values: Record<'API' | 'CONSOLE', string>): string {
-  return read(name).toString('utf8').replace(/%(API|CONSOLE)%/g, (_match, key: 'API' | 'CONSOLE') => values[key])
+function page (name: string, values: Record<'API' | 'CONSOLE', string>, docsUrl?: string): string {
+  const docsLink = docsUrl === undefined ? '' : `<footer class="docs"><a href="${docsUrl}">API reference</a></footer>`
+  return read(name).toString('utf8')
+    .replace(/%(API|CONSOLE)%/g, (_match, key: 'API' | 'CONSOLE') => values[key])
+    .replace('<!--DOCS-->', docsLink)
 }
 
 /**
@@ -53,7 +58,7 @@ function page (name: string, values: Record<'API' | 'CONSOLE', string>): string 
  * Script sends every form; the forms still say method="post", so that a page whose
  * script failed never puts a typed password into a URL.
  */
-const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts }) => {
+const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts, docsUrl }) => {
   const csp = pageCsp(PAGE_CSP_DIRECTIVES)
   const { apiPrefix, consolePrefix } = pageLayout(mounts)
   const consoleUrl = consolePrefix === undefined ? '' : `${consolePrefix}/account`
@@ -79,7 +84,7 @@ const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts }
     return asset.body
   })
   if (consolePrefix === undefined) return
-  serve(consoleUrl, page('account.html', values))
+  serve(consoleUrl, page('account.html', values, docsUrl))
   for (const demo of [`${consolePrefix}/demo`, `${consolePrefix}/demo/`]) {
     fastify.get(demo, { schema: { hide: true } }, async (_request, reply) => reply.redirect(consoleUrl))
   }
