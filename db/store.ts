@@ -346,6 +346,25 @@ export interface AccountStore {
 
   /** Records a new session at login. */
   createSession (session: NewSession, now: Date): Promise<void>
+  /**
+   * A login's two rows in one transaction: the session and its first refresh token. A crash between two
+   * separate inserts would leave a session whose token never existed; here it is both or neither.
+   */
+  startSession (session: NewSession, token: NewRefreshToken, now: Date): Promise<void>
+  /**
+   * A password change, in one transaction: the new hash, every mailed one-time token void, every other
+   * session of the user revoked (with its revocation-log row, and the user's pending MFA challenges
+   * voided, as revokeUserSessions does), and `keepSessionId` marked as just authenticated. A crash can
+   * no longer leave the old sessions alive beside the new password. Returns how many sessions ended.
+   */
+  changePassword (userId: number, passwordHash: string, now: Date, keepSessionId: string): Promise<number>
+  /**
+   * An email change, in one transaction: the user's fields updated (the address unverified again), every
+   * mailed one-time token void, `notice` (the warning to the old address) queued in the outbox, and every
+   * session of the user revoked as revokeUserSessions does. The user is undefined, and nothing written,
+   * when there is no such user; a taken address throws DuplicateValueError.
+   */
+  changeEmail (userId: number, changes: UserChanges, now: Date, notice: MailMessage): Promise<{ user?: UserRecord, sessionsEnded: number }>
   /** Sets last_used_at (at refresh). */
   touchSession (id: string, now: Date): Promise<void>
   /** Sets authenticated_at: the user proved the password again in this session (re-authentication). */

@@ -143,6 +143,11 @@ async function identityConflicts (tx: Transaction, userId: number, identity: Add
   return atProvider.some(row => row.userId !== userId || row.subject !== identity.subject)
 }
 
+/** The UPDATE that marks the user's unused mailed one-time tokens used. */
+function voidOneTimeTokens (userId: number, now: Date): SQL {
+  return sql`update one_time_tokens set used_at = ${now} where user_id = ${userId} and used_at is null`
+}
+
 /** The UPDATE that marks the user's unused MFA challenges used (their mfa_tokens verify nothing any more); a statement of its own or a WITH clause. */
 function voidMfaChallenges (userId: number, now: Date): SQL {
   return sql`update mfa_challenges set used_at = ${now} where user_id = ${userId} and used_at is null`
@@ -411,6 +416,36 @@ class PostgresStore implements AccountStore {
     await this.run(() => this.db.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now }))
   }
 
+  async startSession (session: NewSession, token: NewRefreshToken, now: Date) {
+    await this.run(() => this.transaction(async (tx) => {
+      await tx.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now })
+      await tx.insert(refreshTokens).values({ ...token, createdAt: now })
+    }))
+  }
+
+  async changePassword (userId: number, passwordHash: string, now: Date, keepSessionId: string) {
+    return await this.run(() => this.transaction(async (tx) => {
+      await tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))
+      await tx.execute(voidOneTimeTokens(userId, now))
+      const ended = await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null and family_id <> ${keepSessionId}`, now, sql`,
+      voided as (${voidMfaChallenges(userId, now)})`)
+      await tx.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, keepSessionId))
+      return ended
+    }))
+  }
+
+  async changeEmail (userId: number, changes: UserChanges, now: Date, notice: MailMessage) {
+    return await this.run(() => this.transaction(async (tx) => {
+      const [user] = await tx.update(users).set({ ...changes, updatedAt: now }).where(eq(users.id, userId)).returning()
+      if (user === undefined) return { sessionsEnded: 0 }
+      await tx.execute(voidOneTimeTokens(userId, now))
+      await tx.insert(mailOutbox).values(outbox.outboxRow(notice, now))
+      const sessionsEnded = await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now, sql`,
+      voided as (${voidMfaChallenges(userId, now)})`)
+      return { user, sessionsEnded }
+    }))
+  }
+
   async markSessionAuthenticated (id: string, now: Date) {
     await this.run(() => this.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)))
   }
@@ -478,8 +513,7 @@ class PostgresStore implements AccountStore {
   }
 
   async voidOneTimeTokens (userId: number, now: Date) {
-    await this.run(() => this.db.update(oneTimeTokens).set({ usedAt: now })
-      .where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))))
+    await this.run(() => this.db.execute(voidOneTimeTokens(userId, now)))
   }
 
   async recordSecurityEvent (event: NewSecurityEvent) {

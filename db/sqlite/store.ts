@@ -438,6 +438,37 @@ class SqliteStore implements AccountStore {
     this.run(() => this.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now }))
   }
 
+  async startSession (session: NewSession, token: NewRefreshToken, now: Date) {
+    this.run(() => this.db.transaction(() => {
+      this.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now })
+      this.statements.insertRefreshToken.run({ ...token, now })
+    }, { behavior: 'immediate' }))
+  }
+
+  async changePassword (userId: number, passwordHash: string, now: Date, keepSessionId: string) {
+    const others = and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt), ne(refreshTokens.familyId, keepSessionId))
+    return this.run(() => this.db.transaction((tx) => {
+      tx.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run()
+      voidOneTimeTokens(tx, userId, now)
+      const ended = revokeTokens(tx, others, now)
+      voidMfaChallenges(tx, userId, now)
+      tx.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, keepSessionId)).run()
+      return ended
+    }, { behavior: 'immediate' }))
+  }
+
+  async changeEmail (userId: number, changes: UserChanges, now: Date, notice: MailMessage) {
+    return this.run(() => this.db.transaction((tx) => {
+      const user = tx.update(users).set({ ...changes, updatedAt: now }).where(eq(users.id, userId)).returning().all()[0]
+      if (user === undefined) return { sessionsEnded: 0 }
+      voidOneTimeTokens(tx, userId, now)
+      tx.insert(mailOutbox).values(outbox.outboxRow(notice, now)).run()
+      const sessionsEnded = revokeTokens(tx, and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)), now)
+      voidMfaChallenges(tx, userId, now)
+      return { user, sessionsEnded }
+    }, { behavior: 'immediate' }))
+  }
+
   async markSessionAuthenticated (id: string, now: Date) {
     this.run(() => this.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)).run())
   }
@@ -507,8 +538,7 @@ class SqliteStore implements AccountStore {
   }
 
   async voidOneTimeTokens (userId: number, now: Date) {
-    this.run(() => this.db.update(oneTimeTokens).set({ usedAt: now })
-      .where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run())
+    this.run(() => voidOneTimeTokens(this.db, userId, now))
   }
 
   async recordSecurityEvent (event: NewSecurityEvent) {
@@ -789,6 +819,11 @@ function logRevocations (tx: Tx, tokens: SQL | undefined, now: Date, userDeleted
     from (select ${refreshTokens.familyId} as family_id, min(${refreshTokens.userId}) as user_id from ${refreshTokens}
       where ${tokens} group by ${refreshTokens.familyId}) t
     left join session_status_indexes s on s.session_id = t.family_id`).changes
+}
+
+/** Marks the user's unused mailed one-time tokens used. */
+function voidOneTimeTokens (tx: Tx | Db, userId: number, now: Date): void {
+  tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run()
 }
 
 /** Revokes the live refresh tokens matching `live`, with a revocation-log row per session; returns how many sessions. */

@@ -142,21 +142,23 @@ export default fp<AccountOptions>(async (fastify, options) => {
       const emailChanges = changes.email !== undefined && changes.email !== user.email
       // The email is how an account is recovered: changing it is what a session thief would do first.
       if (emailChanges) await sessions.requireFresh(sessionId)
-      // A new address is unverified until a link mailed to it is followed.
-      const verification = emailChanges ? { emailVerified: false, emailVerifiedAt: null } : {}
-      const updated = await store.updateUser(user.id, { ...changes, ...verification })
-      if (updated === undefined) throw new UserNotFoundError()
-      if (!emailChanges) return {}
+      if (!emailChanges) {
+        if (await store.updateUser(user.id, changes) === undefined) throw new UserNotFoundError()
+        return {}
+      }
 
       const now = new Date()
-      await store.voidOneTimeTokens(user.id, now)
-      // In the outbox before the answer: the one warning the owner gets must survive a crash and an SMTP outage.
-      await mailer.enqueue(emailChangedNotice(user.email, updated.email, now, client))
-      account.sendVerificationMail(updated)
-      // Whoever held a session before the change loses it (OWASP ASVS 3.3.3); the actor goes on in a new one,
-      // as fresh as the one it came from (the change is no new password proof).
       const authenticatedAt = await sessions.authenticatedAt(sessionId)
-      await sessions.endAll(user.id, client)
+      // One transaction: the new address (unverified until a link mailed to it is followed), every mailed token
+      // void, the warning to the old address in the outbox (it must survive a crash and an SMTP outage), and every
+      // session ended: whoever held a session before the change loses it (OWASP ASVS 3.3.3).
+      const notice = mailer.forOutbox(emailChangedNotice(user.email, changes.email as string, now, client))
+      const { user: updated, sessionsEnded } = await store.changeEmail(user.id, { ...changes, emailVerified: false, emailVerifiedAt: null }, now, notice)
+      if (updated === undefined) throw new UserNotFoundError()
+      mailer.wake()
+      account.sendVerificationMail(updated)
+      if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
+      // The actor goes on in a new session, as fresh as the one it came from (the change is no new password proof).
       const session = await sessions.start(user.id, client, { authenticatedAt })
       await securityEvents.record('email_changed', client, { userId: user.id, sessionId: session.sessionId, detail: { previous_email: user.email, email: updated.email } })
       return { session }
@@ -165,12 +167,10 @@ export default fp<AccountOptions>(async (fastify, options) => {
     async changePassword ({ user, sessionId, client }, currentPassword, newPassword) {
       await authentication.confirmPassword(user, currentPassword, client, sessionId)
       const passwordHash = await account.acceptNewPassword(newPassword)
-      const now = new Date()
-      await store.setPasswordHash(user.id, passwordHash, now)
-      await store.voidOneTimeTokens(user.id, now)
-      await sessions.endAll(user.id, client, { exceptSessionId: sessionId })
-      // The current password was just proved in this session.
-      await sessions.markAuthenticated(sessionId)
+      // One transaction: the new hash, every mailed token void, every other session ended, and this session marked
+      // as just authenticated (the current password was proved in it). A crash cannot leave old sessions alive.
+      const sessionsEnded = await store.changePassword(user.id, passwordHash, new Date(), sessionId)
+      if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
       await securityEvents.record('password_changed', client, { userId: user.id, sessionId })
     },
 

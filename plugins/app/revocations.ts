@@ -119,6 +119,16 @@ export default fp<RevocationsOptions>(async (fastify, options) => {
       await afterRevocation()
       return revoked
     },
+    async changePassword (userId, passwordHash, now, keepSessionId) {
+      const ended = await store.changePassword(userId, passwordHash, now, keepSessionId)
+      if (ended > 0) await afterRevocation()
+      return ended
+    },
+    async changeEmail (userId, changes, now, notice) {
+      const changed = await store.changeEmail(userId, changes, now, notice)
+      if (changed.sessionsEnded > 0) await afterRevocation()
+      return changed
+    },
     async deleteUser (id) {
       const deleted = await store.deleteUser(id)
       await afterRevocation()

@@ -107,8 +107,7 @@ export default fp<SessionsOptions>(async (fastify, options) => {
       const sessionId = randomUUID()
       const now = new Date()
       const { refreshToken, record, maxAge } = newTokenRecord(userId, sessionId, now, now.getTime() + maxAgeMs)
-      await store.createSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt }, now)
-      await store.createRefreshToken(record)
+      await store.startSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt }, record, now)
       const status = statusList.claim(await assignRandomStatusIndex(store, sessionId))
       return { userId, sessionId, refreshToken, refreshTokenMaxAge: maxAge, accessToken: accessTokens.sign({ userId, sessionId, status }) }
     },
