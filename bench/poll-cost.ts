@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openStore } from '../db/open.js'
+import { isPostgresUrl, openStore } from '../db/open.js'
 
 /*
  * What following the revocation log by polling costs an instance (plugins/app/revocations.ts polls
@@ -23,7 +23,7 @@ for (const url of urls) {
   const wallMs = Number(process.hrtime.bigint() - startedAt) / 1e6 / POLLS
   const cpu = process.cpuUsage(cpuBefore)
   const cpuMs = (cpu.user + cpu.system) / 1000 / POLLS
-  const name = url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'
+  const name = isPostgresUrl(url) ? 'PostgreSQL' : 'SQLite'
   console.log(`${name}: ${wallMs.toFixed(3)} ms wall and ${cpuMs.toFixed(3)} ms CPU per empty poll; 5 polls a second take ${(cpuMs * 5 / 10).toFixed(2)}% of a core`)
   await store.close()
 }

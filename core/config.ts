@@ -1,6 +1,7 @@
 import { isIP } from 'node:net'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { isPostgresUrl } from '../db/database-url.js'
 import { DURATION_PATTERN, MILLISECONDS_PATTERN, parseDurationMilliseconds, parseDurationSeconds } from './duration.js'
 
 export type Variant = 'header' | 'cookie'
@@ -233,7 +234,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   if (emailVerificationTtlSeconds < 1) throw new ConfigError('Invalid setting: EMAIL_VERIFICATION_TTL must be at least 1 second')
   const mfaTokenTtlSeconds = parseDurationSeconds(env.MFA_TOKEN_TTL)
   if (mfaTokenTtlSeconds < 1) throw new ConfigError('Invalid setting: MFA_TOKEN_TTL must be at least 1 second')
-  if (/^postgres(ql)?:/.test(env.DATABASE_URL) && !URL.canParse(env.DATABASE_URL)) {
+  if (isPostgresUrl(env.DATABASE_URL) && !URL.canParse(env.DATABASE_URL)) {
     throw new ConfigError('Invalid setting: DATABASE_URL is not a valid postgres:// URL')
   }
   const requestTimeoutMs = parseDurationMilliseconds(env.REQUEST_TIMEOUT)

@@ -53,7 +53,6 @@ export const LastLoginMethodError = createError('LAST_LOGIN_METHOD', 'This is yo
 export const PayloadTooLargeError = createError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit', 413)
 export const UnsupportedMediaTypeError = createError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)', 415)
 export const RateLimitedError = createError<[number]>('RATE_LIMITED', 'Too many attempts; retry in %d seconds', 429)
-export const StoreUnavailableError = createError('STORE_UNAVAILABLE', 'The account store is unavailable; retry shortly', 503)
 export const BusyError = createError('BUSY', 'Too many password checks are waiting; retry shortly', 503)
 export const InternalError = createError('INTERNAL_ERROR', 'Something went wrong on our side', 500)
 

@@ -1,9 +1,6 @@
 import { dictionary } from '@zxcvbn-ts/language-common'
 import { PasswordTooCommonError, ValidationFailedError } from './errors.js'
-
-/** NIST SP 800-63B, 5.1.1.2: at least 8 characters, and room for passphrases. */
-export const PASSWORD_MIN_LENGTH = 8
-export const PASSWORD_MAX_LENGTH = 256
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './schemas/common.js'
 
 /**
  * The most common passwords, lower-cased: the 49,233-entry list of

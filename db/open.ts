@@ -1,18 +1,9 @@
 import { fileURLToPath } from 'node:url'
 import { openSqliteStore } from './sqlite/store.js'
 import type { AccountStore } from './store.js'
+import { isPostgresUrl } from './database-url.js'
 
-/** `postgres://` and `postgresql://` URLs name PostgreSQL; anything else is SQLite. */
-export function isPostgresUrl (databaseUrl: string): boolean {
-  return /^postgres(ql)?:\/\//.test(databaseUrl)
-}
-
-/** DATABASE_URL as it may be logged: a PostgreSQL URL without its user, password and options. */
-export function describeDatabase (databaseUrl: string): string {
-  if (!isPostgresUrl(databaseUrl)) return databaseUrl
-  const url = new URL(databaseUrl)
-  return `${url.protocol}//${url.host}${url.pathname}`
-}
+export { describeDatabase, isPostgresUrl } from './database-url.js'
 
 /**
  * Opens the store named by DATABASE_URL and applies its migrations: a

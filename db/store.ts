@@ -538,10 +538,16 @@ export class IdentityTakenError extends Error {
   }
 }
 
-/** The store cannot answer now (locked, busy, read-only, full, unreachable); the request may be retried. */
+/**
+ * The store cannot answer now (locked, busy, read-only, full, unreachable); the request may be retried.
+ * The one error for it: its code and status are what the client gets (503 STORE_UNAVAILABLE, with
+ * Retry-After), the cause (the driver's error) only the log.
+ */
 export class StoreUnavailableError extends Error {
+  readonly code = 'STORE_UNAVAILABLE'
+  readonly statusCode = 503
   constructor (options: { cause: unknown }) {
-    super('account store unavailable', options)
+    super('The account store is unavailable; retry shortly', options)
     this.name = 'StoreUnavailableError'
   }
 }

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { newOneTimeToken } from '../tokens/one-time-token.js'
+import { newRandomToken } from '../tokens/random-token.js'
 
 /** An RFC 7636 S256 code_challenge: the base64url SHA-256 of a verifier, 43 characters. */
 export const CODE_CHALLENGE_PATTERN = '^[A-Za-z0-9_-]{43}$'
@@ -19,7 +19,7 @@ const bindingOf = (random: string, codeChallenge: string) => createHash('sha256'
  * (a code planted in another app, login CSRF, is worth nothing there).
  */
 export function newLoginCode (provider: string, codeChallenge: string): string {
-  const random = newOneTimeToken()
+  const random = newRandomToken()
   return `${provider}.${random}.${bindingOf(random, codeChallenge)}`
 }
 

@@ -27,7 +27,15 @@ export const Username = Type.String({
   pattern: '^[A-Za-z0-9_.-]+$',
   description: '3 to 32 of A-Z a-z 0-9 _ . -; unique ignoring case'
 })
-export const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters; never returned' })
+/** NIST SP 800-63B, 5.1.1.2: at least 8 characters, and room for passphrases (core/password-policy.ts checks the same limits). */
+export const PASSWORD_MIN_LENGTH = 8
+export const PASSWORD_MAX_LENGTH = 256
+
+export const Password = Type.String({
+  minLength: PASSWORD_MIN_LENGTH,
+  maxLength: PASSWORD_MAX_LENGTH,
+  description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters; never returned`
+})
 export const Token = Type.String({ description: 'Opaque to clients' })
 
 /** Trims the user fields of a body, and lower-cases its email, before the schema checks them. */

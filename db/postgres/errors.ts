@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { describeDatabase } from '../database-url.js'
 import { DuplicateValueError, StoreUnavailableError } from '../store.js'
 
 // The unique indexes of db/postgres/schema.ts, by the field a client is told about.
@@ -48,10 +49,5 @@ function isConnectionFailure (error: Error): boolean {
  */
 export function describeStartError (error: unknown, databaseUrl: string): Error {
   const reason = error instanceof AggregateError ? error.errors.map(inner => (inner as Error).message).join('; ') : (error as Error).message
-  return new Error(`cannot open the PostgreSQL store at ${redact(databaseUrl)}: ${reason}`, { cause: error })
-}
-
-function redact (databaseUrl: string): string {
-  const url = new URL(databaseUrl)
-  return `${url.host}${url.pathname}`
+  return new Error(`cannot open the PostgreSQL store at ${describeDatabase(databaseUrl)}: ${reason}`, { cause: error })
 }

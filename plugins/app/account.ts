@@ -6,7 +6,7 @@ import {
 } from '../../core/errors.js'
 import { emailChangedNotice, resetMail, verificationMail } from '../../core/mails.js'
 import { assertPasswordAllowed } from '../../core/password-policy.js'
-import { hashOneTimeToken, newOneTimeToken } from '../../core/tokens/one-time-token.js'
+import { hashToken, newRandomToken } from '../../core/tokens/random-token.js'
 import type { MailMessage } from './mailer.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
@@ -105,17 +105,17 @@ export default fp<AccountOptions>(async (fastify, options) => {
    */
   async function issueTokenWithMail (user: { id: number, email: string }, purpose: OneTimeTokenPurpose, mailOf: (token: string) => MailMessage): Promise<boolean> {
     const now = new Date()
-    const token = newOneTimeToken()
+    const token = newRandomToken()
     const expiresAt = new Date(now.getTime() + ttlSecondsOf(purpose) * 1000)
     const limits = purpose === 'reset_password'
       ? { liveLimit: LIVE_RESET_LINKS, quotas: [{ since: new Date(now.getTime() - HOUR_MS), max: RESET_MAILS_PER_HOUR }, { since: new Date(now.getTime() - 24 * HOUR_MS), max: RESET_MAILS_PER_DAY }] }
       : { liveLimit: 1 }
-    return await store.issueOneTimeToken({ tokenHash: hashOneTimeToken(token), userId: user.id, purpose, email: user.email, expiresAt }, now, { ...limits, mail: mailer.forOutbox(mailOf(token)) })
+    return await store.issueOneTimeToken({ tokenHash: hashToken(token), userId: user.id, purpose, email: user.email, expiresAt }, now, { ...limits, mail: mailer.forOutbox(mailOf(token)) })
   }
 
   /** The stored token, if it may be used now; else the purpose's 400 error (unknown, used, voided or expired). */
   async function usableToken (token: string, purpose: OneTimeTokenPurpose, now: Date): Promise<OneTimeTokenRecord> {
-    const record = await store.findOneTimeToken(hashOneTimeToken(token))
+    const record = await store.findOneTimeToken(hashToken(token))
     if (record === undefined || record.purpose !== purpose || record.usedAt !== null) throw new TOKEN_ERRORS[purpose].Invalid()
     if (record.expiresAt <= now) throw new TOKEN_ERRORS[purpose].Expired()
     return record

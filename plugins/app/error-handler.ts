@@ -1,10 +1,10 @@
 import { STATUS_CODES } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyError } from 'fastify'
-import { DuplicateValueError, StoreUnavailableError as StoreUnavailable } from '../../db/store.js'
+import { DuplicateValueError } from '../../db/store.js'
 import {
   EmailTakenError, InternalError, InvalidJsonError, PayloadTooLargeError, RouteNotFoundError,
-  StoreUnavailableError, UnsupportedMediaTypeError, UsernameTakenError, ValidationFailedError
+  UnsupportedMediaTypeError, UsernameTakenError, ValidationFailedError
 } from '../../core/errors.js'
 import type { ErrorBody } from '../../core/schemas/errors.js'
 
@@ -34,14 +34,13 @@ export function toErrorBody (error: unknown): ErrorBody {
 
 function classify (error: unknown): FastifyError {
   if (error instanceof DuplicateValueError) return error.field === 'email' ? new EmailTakenError() : new UsernameTakenError()
-  if (error instanceof StoreUnavailable) return new StoreUnavailableError()
   const fastifyError = error as Partial<FastifyError>
   if (fastifyError.validation !== undefined) return new ValidationFailedError(fastifyError.message ?? 'The request is not valid')
   const code = fastifyError.code ?? ''
   const framework = FRAMEWORK_ERRORS[code]
   if (framework !== undefined) return framework()
   const status = fastifyError.statusCode
-  // Our own codes keep their status: every 4xx, and 503 (BUSY).
+  // Our own codes keep their status: every 4xx, and 503 (BUSY, STORE_UNAVAILABLE: db/store.ts).
   if (OWN_CODE.test(code) && status !== undefined && ((status >= 400 && status < 500) || status === 503)) return fastifyError as FastifyError
   // A 4xx from a library: keep the status, not its wording.
   if (status !== undefined && status >= 400 && status < 500) {

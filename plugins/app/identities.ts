@@ -6,7 +6,7 @@ import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '.
 import { signInMethodNotice } from '../../core/mails.js'
 import { candidateUsername } from '../../core/oidc/usernames.js'
 import { newLoginCode, providerOfLoginCode, verifierMatches } from '../../core/oidc/login-code.js'
-import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 import type { Actor } from './account.js'
 import type { ProviderClaims } from './oidc.js'
 import type { Client } from './security-events.js'
@@ -175,7 +175,7 @@ export default fp(async (fastify) => {
       // The provider's name and the binding to the challenge ride in the code; the stored hash covers them, so neither can be altered.
       const code = newLoginCode(provider, codeChallenge)
       await store.issueOneTimeToken({
-        tokenHash: hashOneTimeToken(code),
+        tokenHash: hashToken(code),
         userId: user.id,
         purpose: 'oidc_login',
         email: user.email,
@@ -186,7 +186,7 @@ export default fp(async (fastify) => {
 
     async redeemLoginCode (code, codeVerifier) {
       const now = new Date()
-      const record = await store.findOneTimeToken(hashOneTimeToken(code))
+      const record = await store.findOneTimeToken(hashToken(code))
       if (record === undefined || record.purpose !== 'oidc_login' || record.usedAt !== null || record.expiresAt <= now) throw new InvalidCodeError()
       // Conditional on its being unused: of two exchanges of one code, one wins.
       if (!await store.useOneTimeToken(record.tokenHash, now)) throw new InvalidCodeError()

@@ -5,7 +5,7 @@ import { mfaLockedMail, signInMethodNotice } from '../../core/mails.js'
 import { hashRecoveryCode, newRecoveryCodes } from '../../core/mfa/recovery-codes.js'
 import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from '../../core/mfa/totp.js'
 import { createSealer, isSealed } from '../../core/secrets/sealing.js'
-import { hashOneTimeToken, newOneTimeToken } from '../../core/tokens/one-time-token.js'
+import { hashToken, newRandomToken } from '../../core/tokens/random-token.js'
 import type { Actor } from './account.js'
 import type { MfaStatus } from '../../core/mfa/status.js'
 export type { MfaStatus } from '../../core/mfa/status.js'
@@ -182,14 +182,14 @@ export default fp<MfaOptions>(async (fastify, options) => {
 
     async challenge (userId, provider) {
       // Provider names have no '.' (OIDC_PROVIDERS), random parts are base64url: the first '.' ends the name.
-      const mfaToken = provider === undefined ? newOneTimeToken() : `${provider}.${newOneTimeToken()}`
+      const mfaToken = provider === undefined ? newRandomToken() : `${provider}.${newRandomToken()}`
       const now = new Date()
-      await store.createMfaChallenge({ tokenHash: hashOneTimeToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
+      await store.createMfaChallenge({ tokenHash: hashToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
       return mfaToken
     },
 
     async openChallenge (mfaToken) {
-      const challenge = await store.findMfaChallenge(hashOneTimeToken(mfaToken))
+      const challenge = await store.findMfaChallenge(hashToken(mfaToken))
       if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt.getTime() <= Date.now() || challenge.failures >= MFA_MAX_FAILURES) return undefined
       return challenge
     },
@@ -207,7 +207,7 @@ export default fp<MfaOptions>(async (fastify, options) => {
       const now = Date.now()
       const proof = await proofOf(user.id, code, now)
       const lockedMail = mailer.forOutbox(mfaLockedMail(user.email, MFA_MAX_WRONG_CODES))
-      const attempt = await store.attemptMfaChallenge(hashOneTimeToken(mfaToken), proof, new Date(now), MFA_MAX_FAILURES, { maxWrongCodes: MFA_MAX_WRONG_CODES, lockedMail })
+      const attempt = await store.attemptMfaChallenge(hashToken(mfaToken), proof, new Date(now), MFA_MAX_FAILURES, { maxWrongCodes: MFA_MAX_WRONG_CODES, lockedMail })
       if (attempt.outcome === 'refused' && attempt.lockedNow === true) mailer.wake()
       return { ...attempt, method: asTotpCode(code) === undefined ? 'recovery_code' : 'totp' }
     },

@@ -10,7 +10,7 @@ import {
   PasskeyCounterRegressedError, PasskeyNotFoundError
 } from '../../core/errors.js'
 import { signInMethodNotice } from '../../core/mails.js'
-import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 import type { Client } from './security-events.js'
 import type { StartedSession } from './sessions.js'
 
@@ -95,7 +95,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
   async function issueChallenge (purpose: WebauthnChallengePurpose, userId: number | null): Promise<Uint8Array<ArrayBuffer>> {
     const challenge = new Uint8Array(randomBytes(32))
     const now = new Date()
-    const challengeHash = hashOneTimeToken(Buffer.from(challenge).toString('base64url'))
+    const challengeHash = hashToken(Buffer.from(challenge).toString('base64url'))
     await store.createWebauthnChallenge({ challengeHash, purpose, userId, expiresAt: new Date(now.getTime() + PASSKEY_CHALLENGE_TTL_MS) }, now)
     return challenge
   }
@@ -104,7 +104,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
   async function consumeChallenge (clientDataJSON: string, purpose: WebauthnChallengePurpose, userId?: number): Promise<string | undefined> {
     const challenge = challengeIn(clientDataJSON)
     if (challenge === undefined) return undefined
-    return await store.consumeWebauthnChallenge(hashOneTimeToken(challenge), purpose, new Date(), userId) ? challenge : undefined
+    return await store.consumeWebauthnChallenge(hashToken(challenge), purpose, new Date(), userId) ? challenge : undefined
   }
 
   async function ownPasskey (userId: number, id: string): Promise<PasskeyRecord> {

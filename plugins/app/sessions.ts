@@ -7,7 +7,7 @@ import {
 } from '../../core/errors.js'
 import { assignRandomStatusIndex } from '../../core/revocations/status-list.js'
 import { TouchThrottle } from '../../core/sessions/touch-throttle.js'
-import { hashRefreshToken, newRefreshToken } from '../../core/tokens/refresh-token.js'
+import { hashToken, newRandomToken } from '../../core/tokens/random-token.js'
 import type { AccessTokenClaims } from './tokens.js'
 import type { Client } from './security-events.js'
 
@@ -87,15 +87,15 @@ export default fp<SessionsOptions>(async (fastify, options) => {
 
   /** A new refresh token of the session, expiring at the earlier of its own lifetime and the session's end. */
   function newTokenRecord (userId: number, familyId: string, now: Date, sessionEndsAt: number) {
-    const refreshToken = newRefreshToken()
+    const refreshToken = newRandomToken()
     const expiresAt = new Date(Math.min(now.getTime() + refreshTtlMs, sessionEndsAt))
-    const record = { tokenHash: hashRefreshToken(refreshToken), userId, familyId, expiresAt }
+    const record = { tokenHash: hashToken(refreshToken), userId, familyId, expiresAt }
     // Whole seconds, rounded down: a cookie never outlives its token.
     return { refreshToken, record, maxAge: Math.floor((expiresAt.getTime() - now.getTime()) / 1000) }
   }
 
   async function findLiveFamilyToken (refreshToken: string, now: Date): Promise<FoundRefreshToken> {
-    const record = await store.findRefreshToken(hashRefreshToken(refreshToken))
+    const record = await store.findRefreshToken(hashToken(refreshToken))
     if (record === undefined || record.revokedAt !== null || record.expiresAt <= now) throw new InvalidRefreshTokenError()
     return record
   }
@@ -141,14 +141,14 @@ export default fp<SessionsOptions>(async (fastify, options) => {
 
     async renew (claims, refreshToken, client) {
       if (refreshToken !== undefined) {
-        const record = await store.findRefreshToken(hashRefreshToken(refreshToken))
+        const record = await store.findRefreshToken(hashToken(refreshToken))
         if (record?.familyId === claims.sessionId) return await sessions.refresh(refreshToken, { rotate: true, expectedUserId: claims.userId }, client)
       }
       return { userId: claims.userId, sessionId: claims.sessionId, accessToken: accessTokens.sign(claims) }
     },
 
     async end (refreshToken, client) {
-      const record = await store.findRefreshToken(hashRefreshToken(refreshToken))
+      const record = await store.findRefreshToken(hashToken(refreshToken))
       if (record === undefined || record.revokedAt !== null) return
       await store.revokeFamily(record.familyId, new Date())
       await securityEvents.record('session_revoked', client, { userId: record.userId, sessionId: record.familyId, detail: { reason: 'logout' } })

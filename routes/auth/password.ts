@@ -4,7 +4,7 @@ import { clientAddressKey } from '../../core/client-address.js'
 import type { Config } from '../../core/config.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
-import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 import { clientOf } from '../client.js'
 import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
@@ -72,7 +72,7 @@ const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (
     preHandler: limitEach(fastify, rateLimit, [
       { name: 'reset-password:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
       // The token stands for its account here: the account is known only once the token is.
-      { name: 'reset-password:account', max: rateLimit.recoveryAccountMax, key: (request) => hashOneTimeToken((request.body as { token: string }).token) }
+      { name: 'reset-password:account', max: rateLimit.recoveryAccountMax, key: (request) => hashToken((request.body as { token: string }).token) }
     ])
   }, async (request, reply) => {
     await account.resetPassword(request.body.token, request.body.new_password, clientOf(request))

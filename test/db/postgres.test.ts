@@ -19,7 +19,7 @@ const CLOSED_PORT_URL = 'postgres://postgres@127.0.0.1:1/accounts'
 const newUser = (email: string) => ({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
 
 t.test('a database unreachable at start: the start fails with one line naming it', async (t) => {
-  await t.rejects(openStore(CLOSED_PORT_URL), /^cannot open the PostgreSQL store at 127\.0\.0\.1:1\/accounts: .*ECONNREFUSED/)
+  await t.rejects(openStore(CLOSED_PORT_URL), /^cannot open the PostgreSQL store at postgres:\/\/127\.0\.0\.1:1\/accounts: .*ECONNREFUSED/)
   const result = spawnSync(process.execPath, [SERVER_ENTRY], {
     env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', DATABASE_URL: CLOSED_PORT_URL },
     encoding: 'utf8',
@@ -28,7 +28,7 @@ t.test('a database unreachable at start: the start fails with one line naming it
   t.equal(result.status, 1)
   const lines = result.stdout.trim().split('\n')
   t.equal(lines.length, 1, 'one log line')
-  t.match(JSON.parse(lines[0]), { level: 60, msg: /^start failed: cannot open the PostgreSQL store at 127\.0\.0\.1:1\/accounts: / })
+  t.match(JSON.parse(lines[0]), { level: 60, msg: /^start failed: cannot open the PostgreSQL store at postgres:\/\/127\.0\.0\.1:1\/accounts: / })
 })
 
 t.test('instances starting together migrate once and keep one signing key', { skip }, async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { cookieValue, loggedInUser } from '../fixtures/factories.js'
-import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 
 t.test('50 concurrent refreshes with one token: all answered, exactly one successor, one live session', async (t) => {
   const server = await build(t, { variant: 'cookie' })
@@ -13,9 +13,9 @@ t.test('50 concurrent refreshes with one token: all answered, exactly one succes
     .filter(cookie => cookie.name === 'refreshToken').map(cookie => cookie.value))
   t.equal(successors.length, 1, 'exactly one response carries a new refresh token')
 
-  const original = await server.store.findRefreshToken(hashRefreshToken(session.refreshToken))
-  t.equal(original?.replacedBy, hashRefreshToken(successors[0]))
-  const successor = await server.store.findRefreshToken(hashRefreshToken(successors[0]))
+  const original = await server.store.findRefreshToken(hashToken(session.refreshToken))
+  t.equal(original?.replacedBy, hashToken(successors[0]))
+  const successor = await server.store.findRefreshToken(hashToken(successors[0]))
   t.match(successor, { familyId: original?.familyId, rotatedAt: null, revokedAt: null }, 'one live token, in the same session')
 })
 

@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 import { startServer, type RunningServer } from '../fixtures/process.js'
 import { onPostgres } from '../fixtures/database.js'
 import { temporaryDatabase } from '../fixtures/temporary.js'
@@ -115,7 +115,7 @@ t.test('every refresh-token rotation acknowledged before a SIGKILL is the live o
   const liveInFamily = connection.prepare('SELECT count(*) AS live FROM refresh_tokens WHERE family_id = ? AND rotated_at IS NULL AND revoked_at IS NULL').pluck()
   let acknowledgedLive = 0
   for (const [client, session] of sessions.entries()) {
-    const row = tokenRow.get(hashRefreshToken(session.refreshToken)) as { family_id: string, rotated_at: number | null, replaced_by: string | null, revoked_at: number | null } | undefined
+    const row = tokenRow.get(hashToken(session.refreshToken)) as { family_id: string, rotated_at: number | null, replaced_by: string | null, revoked_at: number | null } | undefined
     if (row === undefined) {
       t.fail(`session ${client}: its acknowledged refresh token is not in the store`)
       continue

@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import type { Variant } from '../../core/config.js'
-import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 import { testConfig } from '../fixtures/build.js'
 import { cookieValue, newUserBody } from '../fixtures/factories.js'
 import { onPostgres, testDatabaseUrl } from '../fixtures/database.js'
@@ -67,7 +67,7 @@ async function storeSnapshot (store: AccountStore, accounts: Account[], now: Dat
     page = await store.listUsers({ limit: 500, afterId: page[page.length - 1].id })
   }
   const sessions = await Promise.all(accounts.map(account => store.listLiveSessions(account.id, now)))
-  const tokens = await Promise.all(accounts.map(account => store.findRefreshToken(hashRefreshToken(account.refreshToken))))
+  const tokens = await Promise.all(accounts.map(account => store.findRefreshToken(hashToken(account.refreshToken))))
   return JSON.stringify([users, sessions, tokens, await store.listSigningKeys()])
 }
 
@@ -98,7 +98,7 @@ function accounts (server: FastifyInstance, variant: Variant) {
   }
 
   async function alive (account: Account): Promise<boolean> {
-    const token = await store.findRefreshToken(hashRefreshToken(account.refreshToken))
+    const token = await store.findRefreshToken(hashToken(account.refreshToken))
     if (token === undefined || token.rotatedAt !== null || token.revokedAt !== null || token.expiresAt <= new Date()) return false
     try {
       await server.accessTokens.verify(account.accessToken)

@@ -5,7 +5,7 @@ import { build } from '../fixtures/build.js'
 import { logIn, registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
-import { hashOneTimeToken } from '../../core/tokens/one-time-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 import { CookieJar, freePort, providerSettings, startOpenIdProvider, throughProvider } from '../fixtures/openid-provider.js'
 import { fragmentOf, serviceWithProvider, type ProviderService as Service } from '../fixtures/provider-service.js'
 
@@ -291,11 +291,11 @@ t.test('the one-time code lives 60 seconds: an expired one is 400 INVALID_CODE',
   const record = await server.store.findUserById(user.id)
   if (record === undefined) throw new Error('no user')
   const code = await server.identities.issueLoginCode(record, 'test', APP_CHALLENGE)
-  const issued = await server.store.findOneTimeToken(hashOneTimeToken(code))
+  const issued = await server.store.findOneTimeToken(hashToken(code))
   t.equal((issued?.expiresAt.getTime() ?? 0) - (issued?.createdAt.getTime() ?? 0), 60_000, '60 s from its issue')
 
   const expired = 'test.expired-code'
-  await server.store.issueOneTimeToken({ tokenHash: hashOneTimeToken(expired), userId: user.id, purpose: 'oidc_login', email: user.email, expiresAt: new Date(Date.now() - 1) }, new Date(Date.now() - 60_001), { liveLimit: 3 })
+  await server.store.issueOneTimeToken({ tokenHash: hashToken(expired), userId: user.id, purpose: 'oidc_login', email: user.email, expiresAt: new Date(Date.now() - 1) }, new Date(Date.now() - 60_001), { liveLimit: 3 })
   const answer = await server.inject({ method: 'POST', url: '/auth/oidc/exchange', payload: { code: expired } })
   t.equal(answer.statusCode, 400)
   t.equal(answer.json().code, 'INVALID_CODE')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { cookieValue, credentials, loggedInUser } from '../fixtures/factories.js'
-import { hashRefreshToken } from '../../core/tokens/refresh-token.js'
+import { hashToken } from '../../core/tokens/random-token.js'
 
 const variant = 'cookie'
 
@@ -14,9 +14,9 @@ t.test('the store prunes expired and revoked refresh tokens and keeps live and r
   const successor = cookieValue(await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: rotating.refreshToken } }), 'refreshToken')
 
   t.equal(await store.pruneRefreshTokens(new Date(), 100), 1, 'the revoked one')
-  t.equal(await store.findRefreshToken(hashRefreshToken(loggedOut.refreshToken)), undefined)
-  t.ok(await store.findRefreshToken(hashRefreshToken(rotating.refreshToken)), 'the rotated one stays: reuse detection needs it')
-  t.ok(await store.findRefreshToken(hashRefreshToken(successor)))
+  t.equal(await store.findRefreshToken(hashToken(loggedOut.refreshToken)), undefined)
+  t.ok(await store.findRefreshToken(hashToken(rotating.refreshToken)), 'the rotated one stays: reuse detection needs it')
+  t.ok(await store.findRefreshToken(hashToken(successor)))
 
   const afterExpiry = new Date(Date.now() + 31 * 86400_000)
   t.equal(await store.pruneRefreshTokens(afterExpiry, 1), 1, 'at most the limit per call')
@@ -34,8 +34,8 @@ t.test('pruning runs in the background on REFRESH_TOKEN_PRUNE_INTERVAL, and a re
   }
   const live = await loggedInUser(server, variant)
   await new Promise(resolve => setTimeout(resolve, 1500))
-  for (const token of tokens) t.equal(await server.store.findRefreshToken(hashRefreshToken(token)), undefined, 'pruned')
-  t.ok(await server.store.findRefreshToken(hashRefreshToken(live.refreshToken)), 'the live one stays')
+  for (const token of tokens) t.equal(await server.store.findRefreshToken(hashToken(token)), undefined, 'pruned')
+  t.ok(await server.store.findRefreshToken(hashToken(live.refreshToken)), 'the live one stays')
   const replay = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: tokens[0] } })
   t.equal(replay.statusCode, 401)
 })
