@@ -25,7 +25,7 @@ export function requireAccessToken (transport: TokenTransport, accessTokens: Acc
     const token = transport.readAccessToken(request)
     if (token === undefined) throw new MissingTokenError(transport.accessTokenHint)
     const claims = await accessTokens.verify(token)
-    const state = await store.sessionState(claims.sessionId, new Date())
+    const state = await store.sessionState(claims.sessionId, new Date(request.server.clock.now()))
     if (state === 'revoked') throw new SessionRevokedError()
     if (state === 'unknown') {
       // Its tokens are gone: pruned after revocation, or deleted with the user.

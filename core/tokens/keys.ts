@@ -39,9 +39,9 @@ export function configuredSigningKey (privateKeyPem: string): SigningKey {
  * instances starting together on one store, the first key stored wins (onlyIfNone).
  * With a sealer (SIGNING_KEY_ENCRYPTION_KEY), its private half is stored sealed.
  */
-export async function storeFirstSigningKey (store: AccountStore, sealer?: Sealer): Promise<void> {
+export async function storeFirstSigningKey (store: AccountStore, sealer: Sealer | undefined, now: Date): Promise<void> {
   const generated = describeKey(generateKeyPairSync('ed25519').privateKey)
-  await store.addSigningKey({ ...recordOf(generated, sealer), createdAt: new Date() }, { onlyIfNone: true })
+  await store.addSigningKey({ ...recordOf(generated, sealer), createdAt: now }, { onlyIfNone: true })
 }
 
 /** A stored key as the service uses it: its private half opened, or null once the key is retired. */

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { currentDate } from '../../core/clock.js'
 import type { AddressProof, AddressProofOutcome, NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
 import {
   InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, ValidationFailedError,
@@ -94,6 +95,7 @@ const TOKEN_ERRORS = {
  * Routes only translate HTTP to these calls.
  */
 export default fp<AccountOptions>(async (fastify, options) => {
+  const { clock } = fastify
   const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = fastify
 
   const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
@@ -104,7 +106,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
    * (written to the outbox): neither without the other. False when a quota refused it.
    */
   async function issueTokenWithMail (user: { id: number, email: string }, purpose: OneTimeTokenPurpose, mailOf: (token: string) => MailMessage): Promise<boolean> {
-    const now = new Date()
+    const now = currentDate(clock)
     const token = newRandomToken()
     const expiresAt = new Date(now.getTime() + ttlSecondsOf(purpose) * 1000)
     const limits = purpose === 'reset_password'
@@ -147,7 +149,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
         return {}
       }
 
-      const now = new Date()
+      const now = currentDate(clock)
       const authenticatedAt = await sessions.authenticatedAt(sessionId)
       // One transaction: the new address (unverified until a link mailed to it is followed), every mailed token
       // void, the warning to the old address in the outbox (it must survive a crash and an SMTP outage), and every
@@ -169,7 +171,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
       const passwordHash = await account.acceptNewPassword(newPassword)
       // One transaction: the new hash, every mailed token void, every other session ended, and this session marked
       // as just authenticated (the current password was proved in it). A crash cannot leave old sessions alive.
-      const sessionsEnded = await store.changePassword(user.id, passwordHash, new Date(), sessionId)
+      const sessionsEnded = await store.changePassword(user.id, passwordHash, currentDate(clock), sessionId)
       if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
       await securityEvents.record('password_changed', client, { userId: user.id, sessionId })
     },
@@ -203,7 +205,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
     },
 
     async resetPassword (token, newPassword, client) {
-      const now = new Date()
+      const now = currentDate(clock)
       const record = await usableToken(token, 'reset_password', now)
       // Before the token is used: a password the policy refuses must not burn the link.
       const passwordHash = await account.acceptNewPassword(newPassword)
@@ -219,7 +221,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
     },
 
     async verifyEmail (token, client) {
-      const now = new Date()
+      const now = currentDate(clock)
       const record = await usableToken(token, 'verify_email', now)
       await useToken(record, now)
       // Mailed to an address the user has since changed: it proves nothing about the current one.
@@ -228,7 +230,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
     },
 
     async proveAddress (proof, client) {
-      const outcome = await store.proveAddress(proof, new Date())
+      const outcome = await store.proveAddress(proof, currentDate(clock))
       if (outcome.outcome === 'identity_conflict') return outcome
       const { userId } = proof
       if (outcome.sessionsEnded > 0) {

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { currentDate } from '../../core/clock.js'
 import { DuplicateValueError, IdentityTakenError, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../../core/config.js'
 import { withoutControlCharacters } from '../../core/control-characters.js'
@@ -87,6 +88,7 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
  * header variant's one-time code, and the identities a user sees and unlinks.
  */
 export default fp(async (fastify) => {
+  const { clock } = fastify
   const { store, sessions, securityEvents, account, mfa, mailer } = fastify
 
   /**
@@ -101,7 +103,7 @@ export default fp(async (fastify) => {
     if (outcome.outcome === 'email_changed') return undefined
     const passwordCleared = outcome.claimed?.passwordCleared ?? false
     await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, password_cleared: passwordCleared } })
-    await mailer.enqueue(signInMethodNotice(claims.email, { kind: 'identity_linked', provider }, new Date(), client))
+    await mailer.enqueue(signInMethodNotice(claims.email, { kind: 'identity_linked', provider }, currentDate(clock), client))
     return await store.findUserById(user.id)
   }
 
@@ -110,7 +112,7 @@ export default fp(async (fastify) => {
     for (let attempt = 0; ; attempt++) {
       const username = variant === 'cookie' ? candidateUsername(claims.preferredUsername, claims.email, attempt) : null
       try {
-        const now = new Date()
+        const now = currentDate(clock)
         const user = await store.createUserWithIdentity({ ...names, username, email: claims.email, passwordHash: null },
           { provider, subject: claims.subject, email: claims.email }, now)
         await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, new_account: true } })
@@ -171,7 +173,7 @@ export default fp(async (fastify) => {
     },
 
     async issueLoginCode (user, provider, codeChallenge) {
-      const now = new Date()
+      const now = currentDate(clock)
       // The provider's name and the binding to the challenge ride in the code; the stored hash covers them, so neither can be altered.
       const code = newLoginCode(provider, codeChallenge)
       await store.issueOneTimeToken({
@@ -185,7 +187,7 @@ export default fp(async (fastify) => {
     },
 
     async redeemLoginCode (code, codeVerifier) {
-      const now = new Date()
+      const now = currentDate(clock)
       const record = await store.findOneTimeToken(hashToken(code))
       if (record === undefined || record.purpose !== 'oidc_login' || record.usedAt !== null || record.expiresAt <= now) throw new InvalidCodeError()
       // Conditional on its being unused: of two exchanges of one code, one wins.

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { currentDate } from '../../core/clock.js'
 import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
 import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../../core/errors.js'
 import { mfaLockedMail, signInMethodNotice } from '../../core/mails.js'
@@ -101,6 +102,7 @@ class TotpSecretUnavailableError extends Error {}
  * account lockout, is authentication.completeMfaLogin.
  */
 export default fp<MfaOptions>(async (fastify, options) => {
+  const { clock } = fastify
   const { store, sessions, securityEvents, mailer } = fastify
   const sealer = options.signingKeyEncryptionKey === undefined ? undefined : createSealer(options.signingKeyEncryptionKey)
   const ttlMs = options.mfaTokenTtlSeconds * 1000
@@ -134,18 +136,18 @@ export default fp<MfaOptions>(async (fastify, options) => {
       await sessions.requireFresh(sessionId)
       const secret = newTotpSecret()
       const stored = sealer === undefined ? secret : sealer.seal(secret, sealedFor(user.id))
-      if (!await store.saveTotpSecret(user.id, stored, new Date())) throw new TotpAlreadyEnabledError()
+      if (!await store.saveTotpSecret(user.id, stored, currentDate(clock))) throw new TotpAlreadyEnabledError()
       return { secret, otpauthUrl: otpauthUrl(secret, options.issuer, user.email) }
     },
 
     async confirmTotp ({ user, sessionId, client }, code) {
       const totp = await store.findTotp(user.id)
       if (totp === undefined || totp.confirmedAt !== null) throw new TotpSetupNotStartedError()
-      const step = matchingStep(openSecret(totp), code, Date.now())
+      const step = matchingStep(openSecret(totp), code, clock.now())
       if (step === undefined) throw new InvalidMfaSetupCodeError()
       const recoveryCodes = newRecoveryCodes()
       // The confirming code's step counts as used: it cannot also pass a login's second step.
-      if (!await store.confirmTotp(user.id, step, hashesOf(user.id, recoveryCodes), new Date())) throw new TotpSetupNotStartedError()
+      if (!await store.confirmTotp(user.id, step, hashesOf(user.id, recoveryCodes), currentDate(clock))) throw new TotpSetupNotStartedError()
       await securityEvents.record('mfa_enabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
       // A session signed in with the password alone (a thief's, say) would outlive the move to two factors: as after
       // a password change, every other session ends; this one goes on.
@@ -158,14 +160,14 @@ export default fp<MfaOptions>(async (fastify, options) => {
       const wasConfirmed = isConfirmed(await store.findTotp(user.id))
       if (await store.deleteTotp(user.id) && wasConfirmed) {
         await securityEvents.record('mfa_disabled', client, { userId: user.id, sessionId, detail: { method: 'totp' } })
-        await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_disabled' }, new Date(), client))
+        await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_disabled' }, currentDate(clock), client))
       }
     },
 
     async renewRecoveryCodes ({ user, sessionId, client }) {
       await sessions.requireFresh(sessionId)
       const recoveryCodes = newRecoveryCodes()
-      if (!await store.replaceRecoveryCodes(user.id, hashesOf(user.id, recoveryCodes), new Date())) throw new TotpNotEnabledError()
+      if (!await store.replaceRecoveryCodes(user.id, hashesOf(user.id, recoveryCodes), currentDate(clock))) throw new TotpNotEnabledError()
       await securityEvents.record('recovery_codes_renewed', client, { userId: user.id, sessionId })
       return recoveryCodes
     },
@@ -183,14 +185,14 @@ export default fp<MfaOptions>(async (fastify, options) => {
     async challenge (userId, provider) {
       // Provider names have no '.' (OIDC_PROVIDERS), random parts are base64url: the first '.' ends the name.
       const mfaToken = provider === undefined ? newRandomToken() : `${provider}.${newRandomToken()}`
-      const now = new Date()
+      const now = currentDate(clock)
       await store.createMfaChallenge({ tokenHash: hashToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
       return mfaToken
     },
 
     async openChallenge (mfaToken) {
       const challenge = await store.findMfaChallenge(hashToken(mfaToken))
-      if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt.getTime() <= Date.now() || challenge.failures >= MFA_MAX_FAILURES) return undefined
+      if (challenge === undefined || challenge.usedAt !== null || challenge.expiresAt.getTime() <= clock.now() || challenge.failures >= MFA_MAX_FAILURES) return undefined
       return challenge
     },
 
@@ -204,7 +206,7 @@ export default fp<MfaOptions>(async (fastify, options) => {
     },
 
     async attempt (mfaToken, user, code) {
-      const now = Date.now()
+      const now = clock.now()
       const proof = await proofOf(user.id, code, now)
       const lockedMail = mailer.forOutbox(mfaLockedMail(user.email, MFA_MAX_WRONG_CODES))
       const attempt = await store.attemptMfaChallenge(hashToken(mfaToken), proof, new Date(now), MFA_MAX_FAILURES, { maxWrongCodes: MFA_MAX_WRONG_CODES, lockedMail })

@@ -60,6 +60,7 @@ const optionalString = (value: unknown) => typeof value === 'string' && value.tr
  * allowed for development and tests.
  */
 export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeconds }) => {
+  const { clock } = fastify
   const { store, log } = fastify
   // Each served provider with the library that serves it: openid-client is loaded only when a
   // provider is configured.
@@ -110,7 +111,7 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
         codeVerifier: client.randomPKCECodeVerifier(),
         redirectTo,
         ...(codeChallenge === undefined ? {} : { codeChallenge }),
-        expiresAt: Date.now() + STATE_TTL_SECONDS * 1000
+        expiresAt: clock.now() + STATE_TTL_SECONDS * 1000
       }
       const authorizationUrl = client.buildAuthorizationUrl(configuration, {
         redirect_uri: redirectUri,
@@ -125,7 +126,7 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
 
     pending (provider, cookie, state) {
       served(provider)
-      const pending = openPending(sealer(), provider, cookie, Date.now())
+      const pending = openPending(sealer(), provider, cookie, clock.now())
       if (pending === undefined || state === undefined || state !== pending.state) throw new InvalidOidcStateError()
       return pending
     },

@@ -4,6 +4,7 @@ import type {
   RegistrationResponseJSON, VerifiedRegistrationResponse
 } from '@simplewebauthn/server'
 import fp from 'fastify-plugin'
+import { currentDate } from '../../core/clock.js'
 import type { PasskeyRecord, UserRecord, WebauthnChallengePurpose } from '../../db/store.js'
 import {
   EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
@@ -90,11 +91,12 @@ function challengeIn (clientDataJSON: string): string | undefined {
  * judged after the signature: a counter that goes back is refused and recorded.
  */
 export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requireEmailVerification }) => {
+  const { clock } = fastify
   const { store, sessions, securityEvents, loginThrottle, mailer, log } = fastify
 
   async function issueChallenge (purpose: WebauthnChallengePurpose, userId: number | null): Promise<Uint8Array<ArrayBuffer>> {
     const challenge = new Uint8Array(randomBytes(32))
-    const now = new Date()
+    const now = currentDate(clock)
     const challengeHash = hashToken(Buffer.from(challenge).toString('base64url'))
     await store.createWebauthnChallenge({ challengeHash, purpose, userId, expiresAt: new Date(now.getTime() + PASSKEY_CHALLENGE_TTL_MS) }, now)
     return challenge
@@ -104,7 +106,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
   async function consumeChallenge (clientDataJSON: string, purpose: WebauthnChallengePurpose, userId?: number): Promise<string | undefined> {
     const challenge = challengeIn(clientDataJSON)
     if (challenge === undefined) return undefined
-    return await store.consumeWebauthnChallenge(hashToken(challenge), purpose, new Date(), userId) ? challenge : undefined
+    return await store.consumeWebauthnChallenge(hashToken(challenge), purpose, currentDate(clock), userId) ? challenge : undefined
   }
 
   async function ownPasskey (userId: number, id: string): Promise<PasskeyRecord> {
@@ -148,7 +150,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       await securityEvents.record('login_failed', client, { userId: passkey.userId, detail: { method: 'passkey', passkey_id: passkey.id } })
       throw new InvalidPasskeyError()
     }
-    if (!await store.recordPasskeyUse(passkey.id, newCounter, new Date())) {
+    if (!await store.recordPasskeyUse(passkey.id, newCounter, currentDate(clock))) {
       // A signed answer with a counter at or below the stored one: a copy of the authenticator's key is in use.
       await securityEvents.record('passkey_counter_regressed', client, {
         userId: passkey.userId,
@@ -198,7 +200,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
         transports: response.response.transports ?? [],
         name: name ?? DEFAULT_PASSKEY_NAME
       }
-      const now = new Date()
+      const now = currentDate(clock)
       if (!await store.createPasskey(passkey, now)) throw new PasskeyAlreadyRegisteredError()
       await securityEvents.record('passkey_added', client, { userId: user.id, sessionId, detail: { passkey_id: passkey.id, name: passkey.name } })
       // In the outbox before the answer: a passkey is a way in, and its owner must hear of one they did not add.

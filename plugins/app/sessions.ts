@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
+import { currentDate } from '../../core/clock.js'
 import type { FoundRefreshToken } from '../../db/store.js'
 import {
   InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
@@ -78,6 +79,7 @@ export interface SessionsOptions {
  * when its user last proved the password (re-authentication).
  */
 export default fp<SessionsOptions>(async (fastify, options) => {
+  const { clock } = fastify
   const { store, accessTokens, securityEvents, statusList } = fastify
   const refreshTtlMs = options.refreshTokenTtlSeconds * 1000
   const reuseGraceMs = options.refreshReuseGraceSeconds * 1000
@@ -105,7 +107,7 @@ export default fp<SessionsOptions>(async (fastify, options) => {
   const sessions: Sessions = {
     async start (userId, client, { authenticatedAt } = {}) {
       const sessionId = randomUUID()
-      const now = new Date()
+      const now = currentDate(clock)
       const { refreshToken, record, maxAge } = newTokenRecord(userId, sessionId, now, now.getTime() + maxAgeMs)
       await store.startSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt }, record, now)
       const status = statusList.claim(await assignRandomStatusIndex(store, sessionId))
@@ -113,7 +115,7 @@ export default fp<SessionsOptions>(async (fastify, options) => {
     },
 
     async refresh (refreshToken, { rotate, expectedUserId }, client) {
-      const now = new Date()
+      const now = currentDate(clock)
       const record = await findLiveFamilyToken(refreshToken, now)
       if (expectedUserId !== undefined && record.userId !== expectedUserId) throw new TokenMismatchError()
       const endsAt = sessionEnd(record)
@@ -150,7 +152,7 @@ export default fp<SessionsOptions>(async (fastify, options) => {
     async end (refreshToken, client) {
       const record = await store.findRefreshToken(hashToken(refreshToken))
       if (record === undefined || record.revokedAt !== null) return
-      await store.revokeFamily(record.familyId, new Date())
+      await store.revokeFamily(record.familyId, currentDate(clock))
       await securityEvents.record('session_revoked', client, { userId: record.userId, sessionId: record.familyId, detail: { reason: 'logout' } })
     },
 
@@ -158,23 +160,23 @@ export default fp<SessionsOptions>(async (fastify, options) => {
       const session = await store.findSession(sessionId)
       // Another user's session is as unknown as one that never was.
       if (session === undefined || session.userId !== userId) throw new SessionNotFoundError()
-      await store.revokeFamily(session.id, new Date())
+      await store.revokeFamily(session.id, currentDate(clock))
       await securityEvents.record('session_revoked', client, { userId, sessionId, detail: { reason: 'ended by the user' } })
     },
 
     async endAll (userId, client, { exceptSessionId } = {}) {
-      const ended = await store.revokeUserSessions(userId, new Date(), { exceptFamilyId: exceptSessionId })
+      const ended = await store.revokeUserSessions(userId, currentDate(clock), { exceptFamilyId: exceptSessionId })
       if (ended > 0) await securityEvents.record('session_revoked', client, { userId, detail: { reason: 'all sessions ended', sessions: ended } })
       return ended
     },
 
     async requireFresh (sessionId) {
       const provedAt = await sessions.authenticatedAt(sessionId)
-      if (Date.now() - provedAt.getTime() > reauthMaxAgeMs) throw new ReauthenticationRequiredError()
+      if (clock.now() - provedAt.getTime() > reauthMaxAgeMs) throw new ReauthenticationRequiredError()
     },
 
     async markAuthenticated (sessionId) {
-      await store.markSessionAuthenticated(sessionId, new Date())
+      await store.markSessionAuthenticated(sessionId, currentDate(clock))
     },
 
     async authenticatedAt (sessionId) {

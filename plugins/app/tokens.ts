@@ -53,6 +53,7 @@ interface AccessTokenPayload {
   sub: string
   sid: string
   iat: number
+  exp: number
   status?: object
 }
 
@@ -64,8 +65,8 @@ const UNKNOWN_KID_RELOAD_GAP_MS = 1000
 /** One key, ready to sign and verify; kept across reloads so that its verifier cache lives on. */
 interface KeyEntry {
   key: PublicKeyDescription & { createdAt?: Date }
+  /** Signature, algorithm, issuer, audience and required claims; not the time (see entryFor). */
   verify (token: string): AccessTokenPayload
-  verifyIgnoringExpiry (token: string): AccessTokenPayload
   /** When a successor has signed long enough for every token of this key to have expired; Infinity for the newest. */
   retiresAt: number
 }
@@ -85,7 +86,7 @@ interface Keyring {
  * older ones verify until their last token has expired.
  */
 export default fp<TokensOptions>(async (fastify, options) => {
-  const { store } = fastify
+  const { store, clock } = fastify
   const ttlMs = options.accessTokenTtlSeconds * 1000
   const retentionMs = ttlMs + CLOCK_LEEWAY_MS
   const configuredKey = options.privateKeyPem === undefined ? undefined : configuredSigningKey(options.privateKeyPem)
@@ -99,14 +100,13 @@ export default fp<TokensOptions>(async (fastify, options) => {
   }
   function entryFor (key: KeyEntry['key'], retiresAt: number, previous?: KeyEntry): KeyEntry {
     if (previous !== undefined) return { ...previous, retiresAt }
-    const pinned = { ...verifierOptions, key: key.publicKeyPem, algorithms: [key.algorithm] }
+    // One verifier per key. It checks the signature and the claims but not the time: expiry is checked
+    // against the app's clock below (fast-jwt reads Date.now()), which also lets the header variant's
+    // refresh accept an expired token. The cache spares the EdDSA verification when a token comes back.
     return {
       key,
       retiresAt,
-      verify: createVerifier({ ...pinned, cache: true }) as KeyEntry['verify'],
-      // Header-variant refresh accepts an expired access token; the cache spares the EdDSA verification
-      // (the dearest step of a refresh) when the same token comes back.
-      verifyIgnoringExpiry: createVerifier({ ...pinned, ignoreExpiration: true, cache: true }) as KeyEntry['verify']
+      verify: createVerifier({ ...verifierOptions, key: key.publicKeyPem, algorithms: [key.algorithm], ignoreExpiration: true, cache: true }) as KeyEntry['verify']
     }
   }
 
@@ -117,7 +117,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
     } else {
       keys = await loadStoredKeys(store, sealer)
       if (keys.length === 0) {
-        await storeFirstSigningKey(store, sealer)
+        await storeFirstSigningKey(store, sealer, new Date(clock.now()))
         keys = await loadStoredKeys(store, sealer)
       }
     }
@@ -162,30 +162,32 @@ export default fp<TokensOptions>(async (fastify, options) => {
     if (known !== undefined || configuredKey !== undefined) return known
     // Requests arriving during a reload wait for it; after it, another unknown kid waits for the gap to pass.
     if (reloading === undefined) {
-      if (Date.now() - lastKidReloadAt < UNKNOWN_KID_RELOAD_GAP_MS) return undefined
-      lastKidReloadAt = Date.now()
+      if (clock.now() - lastKidReloadAt < UNKNOWN_KID_RELOAD_GAP_MS) return undefined
+      lastKidReloadAt = clock.now()
     }
     await reloadKeys()
     return keyring.entries.get(kid)
   }
 
   const accessTokens: AccessTokens = {
-    sign: ({ userId, sessionId, status }) => keyring.signer.sign({ sub: String(userId), sid: sessionId, status }),
+    // iat from the app's clock; fast-jwt adds exp = iat + ACCESS_TOKEN_TTL.
+    sign: ({ userId, sessionId, status }) => keyring.signer.sign({ sub: String(userId), sid: sessionId, status, iat: Math.floor(clock.now() / 1000) }),
     signStatusList: (payload) => keyring.statusListSigner(payload),
     async verify (token, { allowExpired = false } = {}) {
       const kid = kidOf(token)
       const entry = kid === undefined ? undefined : await entryForKid(kid)
       // A retired key's tokens have all expired; refusing it also refuses forgeries made with a leaked old key.
-      if (entry === undefined || (!allowExpired && entry.retiresAt <= Date.now())) throw new InvalidTokenError()
+      const now = clock.now()
+      if (entry === undefined || (!allowExpired && entry.retiresAt <= now)) throw new InvalidTokenError()
       let payload: AccessTokenPayload
       try {
-        payload = allowExpired ? entry.verifyIgnoringExpiry(token) : entry.verify(token)
-      } catch (error) {
-        if ((error as { code?: string }).code === 'FAST_JWT_EXPIRED') throw new TokenExpiredError()
+        payload = entry.verify(token)
+      } catch {
         throw new InvalidTokenError()
       }
-      // fast-jwt checks no iat; a token issued in the future was not issued by us (RFC 8725, 3.10).
-      if (typeof payload.iat !== 'number' || payload.iat * 1000 > Date.now() + CLOCK_LEEWAY_MS) throw new InvalidTokenError()
+      // A token issued in the future was not issued by us (RFC 8725, 3.10); fast-jwt checks no iat.
+      if (typeof payload.iat !== 'number' || payload.iat * 1000 > now + CLOCK_LEEWAY_MS || typeof payload.exp !== 'number') throw new InvalidTokenError()
+      if (!allowExpired && now > payload.exp * 1000) throw new TokenExpiredError()
       const userId = Number(payload.sub)
       if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
         throw new InvalidTokenError()
@@ -193,7 +195,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
       return { userId, sessionId: payload.sid, status: payload.status }
     },
     get jwks () {
-      const now = Date.now()
+      const now = clock.now()
       return { keys: [...keyring.entries.values()].filter(entry => entry.retiresAt > now).map(entry => entry.key.publicJwk) }
     },
     reloadKeys
@@ -207,8 +209,8 @@ export default fp<TokensOptions>(async (fastify, options) => {
       tick ??= (async () => {
         const rotateAfterMs = options.rotateAfterSeconds * 1000
         const createdAt = keyring.entries.get(keyring.signer.kid)?.key.createdAt
-        if (rotateAfterMs > 0 && createdAt !== undefined && Date.now() - createdAt.getTime() >= rotateAfterMs) {
-          await rotateSigningKey(store, { sealer })
+        if (rotateAfterMs > 0 && createdAt !== undefined && clock.now() - createdAt.getTime() >= rotateAfterMs) {
+          await rotateSigningKey(store, { sealer, now: new Date(clock.now()) })
           fastify.log.info('signing key rotated (SIGNING_KEY_ROTATE_AFTER)')
         }
         await reloadKeys()
@@ -222,7 +224,7 @@ export default fp<TokensOptions>(async (fastify, options) => {
       await tick
     })
   }
-}, { name: 'tokens', dependencies: ['store'] })
+}, { name: 'tokens', dependencies: ['store', 'clock'] })
 
 /** The kid of a JWT's header; undefined when the token is not a JWT or names no kid. */
 function kidOf (token: string): string | undefined {

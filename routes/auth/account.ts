@@ -39,7 +39,7 @@ const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (fa
     }
   }, async (request) => {
     const claims = claimsOf(request)
-    const live = await store.listLiveSessions(claims.userId, new Date())
+    const live = await store.listLiveSessions(claims.userId, new Date(request.server.clock.now()))
     return live.map(session => presentSession(session, claims.sessionId))
   })
 

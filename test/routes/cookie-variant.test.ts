@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { assertError } from '../fixtures/assertions.js'
 import { cookieValue, loggedInUser, newUserBody, registerUser } from '../fixtures/factories.js'
 
@@ -77,9 +78,10 @@ t.test('refresh with a cookie that is not in the store is 401', async (t) => {
 })
 
 t.test('an expired refresh token is 401', async (t) => {
-  const server = await build(t, { variant, env: { REFRESH_TOKEN_TTL: '1' } })
+  const clock = testClock()
+  const server = await build(t, { variant, env: { REFRESH_TOKEN_TTL: '1' }, clock })
   const session = await loggedInUser(server, variant)
-  await new Promise(resolve => setTimeout(resolve, 1100))
+  clock.advance(1100)
   const response = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: session.refreshToken } })
   assertError(t, response, 401, 'INVALID_REFRESH_TOKEN')
 })

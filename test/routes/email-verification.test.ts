@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { assertError } from '../fixtures/assertions.js'
 import { cookieValue, credentials, logIn, loggedInUser, registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
@@ -37,10 +38,11 @@ for (const variant of ['header', 'cookie'] as const) {
 
 t.test('a verification token expires after EMAIL_VERIFICATION_TTL; resend-verification mails a new one and voids the old', async (t) => {
   const mailbox = await startMailbox(t)
-  const server = await build(t, { variant: 'header', env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL, EMAIL_VERIFICATION_TTL: '1s' } })
+  const clock = testClock()
+  const server = await build(t, { variant: 'header', env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL, EMAIL_VERIFICATION_TTL: '1s' }, clock })
   const session = await loggedInUser(server, 'header')
   const first = tokenFromLink(await mailbox.next(session.user.email, VERIFY), PUBLIC_URL, '/verify-email')
-  await new Promise(resolve => setTimeout(resolve, 1100))
+  clock.advance(1100)
   assertError(t, await server.inject({ method: 'POST', url: '/auth/verify-email', payload: { token: first } }), 400, 'VERIFICATION_TOKEN_EXPIRED')
 
   const resend = await server.inject({ method: 'POST', url: '/auth/resend-verification', ...credentials('header', session) })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { assertError } from '../fixtures/assertions.js'
 import { loggedInUser, newUserBody, registerUser } from '../fixtures/factories.js'
 
@@ -107,9 +108,10 @@ for (const route of ['/auth/refresh-token', '/auth/auth-me']) {
 }
 
 t.test('refresh accepts an expired access token of the same user (that is what refresh is for)', async (t) => {
-  const server = await build(t, { variant, env: { ACCESS_TOKEN_TTL: '1' } })
+  const clock = testClock()
+  const server = await build(t, { variant, env: { ACCESS_TOKEN_TTL: '1' }, clock })
   const session = await loggedInUser(server, variant)
-  await new Promise(resolve => setTimeout(resolve, 1100))
+  clock.advance(1100)
   const read = await server.inject({ method: 'GET', url: `/users/${session.user.id}`, headers: { authorization: `Bearer ${session.accessToken}` } })
   assertError(t, read, 401, 'TOKEN_EXPIRED')
   const response = await server.inject({

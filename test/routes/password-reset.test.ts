@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { assertError } from '../fixtures/assertions.js'
 import { credentials, logIn, loggedInUser, registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
@@ -9,8 +10,9 @@ const RESET = 'Reset your password'
 
 async function setUp (t: Test, variant: 'header' | 'cookie', env: Record<string, string> = {}) {
   const mailbox = await startMailbox(t)
-  const server = await build(t, { variant, env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL, ...env } })
-  return { mailbox, server }
+  const clock = testClock()
+  const server = await build(t, { variant, env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL, ...env }, clock })
+  return { mailbox, server, clock }
 }
 
 for (const variant of ['header', 'cookie'] as const) {
@@ -47,11 +49,11 @@ for (const variant of ['header', 'cookie'] as const) {
 }
 
 t.test('a reset token expires after PASSWORD_RESET_TTL', async (t) => {
-  const { mailbox, server } = await setUp(t, 'cookie', { PASSWORD_RESET_TTL: '1s' })
+  const { mailbox, server, clock } = await setUp(t, 'cookie', { PASSWORD_RESET_TTL: '1s' })
   const user = await registerUser(server, 'cookie')
   await server.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })
   const token = tokenFromLink(await mailbox.next(user.email, RESET), PUBLIC_URL, '/reset-password')
-  await new Promise(resolve => setTimeout(resolve, 1100))
+  clock.advance(1100)
   const reset = await server.inject({ method: 'POST', url: '/auth/reset-password', payload: { token, new_password: 'a brand new secret' } })
   assertError(t, reset, 400, 'RESET_TOKEN_EXPIRED')
   const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })

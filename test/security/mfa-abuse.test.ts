@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { selectAll, testDatabaseUrl } from '../fixtures/database.js'
 import { credentials, loggedInUser, registerUser, type RegisteredUser } from '../fixtures/factories.js'
 import { awayFromStepEdge, codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
@@ -103,10 +104,11 @@ for (const variant of variants) {
   })
 
   t.test(`${variant} variant: an mfa_token expires after MFA_TOKEN_TTL; an unknown one is refused alike`, async (t) => {
-    const server = await build(t, { variant, env: { MFA_TOKEN_TTL: '1s' } })
+    const clock = testClock()
+    const server = await build(t, { variant, env: { MFA_TOKEN_TTL: '1s' }, clock })
     const { user, secret } = await userWithTotp(server, variant)
     const token = await mfaToken(server, user)
-    await new Promise(resolve => setTimeout(resolve, 1100))
+    clock.advance(1100)
     assertError(t, await verify(server, token, codeAt(secret, 1)), 401, 'INVALID_MFA_TOKEN')
     assertError(t, await verify(server, 'x'.repeat(43), codeAt(secret, 1)), 401, 'INVALID_MFA_TOKEN')
     const used = await mfaToken(server, user)

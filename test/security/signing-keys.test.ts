@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { openStore } from '../../db/open.js'
 import { rotateSigningKey, verifyingKeys } from '../../core/tokens/keys.js'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { assertError } from '../fixtures/assertions.js'
 import { loggedInUser, logIn } from '../fixtures/factories.js'
 import { decodePart, validClaims } from '../fixtures/jwt.js'
@@ -21,13 +22,15 @@ async function read (server: FastifyInstance, userId: number, accessToken: strin
 }
 
 t.test('after a rotation the new key signs, the old key verifies its tokens until they expire, and the JWKS lists both until then', async (t) => {
-  const server = await build(t, { variant, env: { ACCESS_TOKEN_TTL: '2s' } })
+  const clock = testClock()
+  const server = await build(t, { variant, env: { ACCESS_TOKEN_TTL: '2s' }, clock })
   const before = await loggedInUser(server, variant)
   const oldKid = decodePart(before.accessToken, 0).kid
   // Kept aside now: the rotation deletes the old key's private half from the store.
   const oldPrivateKeyPem = (await server.store.listSigningKeys())[0].privateKeyPem ?? ''
 
-  const rotated = await rotateSigningKey(server.store)
+  clock.advance(1)
+  const rotated = await rotateSigningKey(server.store, { now: new Date(clock.now()) })
   await server.accessTokens.reloadKeys()
   const after = await logIn(server, variant, before.user)
   t.equal(decodePart(after.accessToken, 0).kid, rotated.kid, 'the new key signs')
@@ -35,7 +38,7 @@ t.test('after a rotation the new key signs, the old key verifies its tokens unti
   t.same((await jwksKids(server)).sort(), [oldKid, rotated.kid].sort(), 'the JWKS lists both')
   t.equal((await read(server, before.user.id, before.accessToken)).statusCode, 200, 'a token of the old key still verifies')
 
-  await sleep(3100) // ACCESS_TOKEN_TTL + 1 s leeway: every token of the old key has expired
+  clock.advance(3000) // ACCESS_TOKEN_TTL + 1 s leeway: every token of the old key has expired
   t.same(await jwksKids(server), [rotated.kid], 'the old key left the JWKS')
   // A token made now with the retired key (say, leaked from an old backup) is refused although its claims are valid.
   const lateForgery = createSigner({ key: oldPrivateKeyPem, algorithm: 'EdDSA', kid: oldKid })(validClaims(before))
@@ -71,7 +74,8 @@ t.test('a running instance picks up a key that another instance or the admin com
 })
 
 t.test('unknown kids read the store at most once a second', async (t) => {
-  const server = await build(t, { variant })
+  const clock = testClock()
+  const server = await build(t, { variant, clock })
   const session = await loggedInUser(server, variant)
   let reads = 0
   const listSigningKeys = server.store.listSigningKeys.bind(server.store)
@@ -83,7 +87,10 @@ t.test('unknown kids read the store at most once a second', async (t) => {
   t.equal(reads, 1, '20 unknown kids at once read the store once')
   assertError(t, await read(server, session.user.id, withKid('forged-later')), 401, 'INVALID_TOKEN')
   t.equal(reads, 1, 'nor again within the second')
-  await sleep(1100)
+  clock.advance(999)
+  assertError(t, await read(server, session.user.id, withKid('forged-within-the-second')), 401, 'INVALID_TOKEN')
+  t.equal(reads, 1, 'not at 999 ms either')
+  clock.advance(1)
   assertError(t, await read(server, session.user.id, withKid('forged-after-a-second')), 401, 'INVALID_TOKEN')
   t.equal(reads, 2, 'a second later, once more')
 })
