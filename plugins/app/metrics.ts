@@ -7,6 +7,13 @@ declare module 'fastify' {
     /** The Prometheus exposition, for whichever listener serves /metrics. */
     metricsText (): Promise<{ contentType: string, body: string }>
   }
+  interface FastifyContextConfig {
+    /**
+     * Which auth counter the route feeds: 'login' for every route that completes a sign-in (password,
+     * second step, passkey, provider), 'refresh' for the refresh routes. Its 200 counts as ok, its 401 as failed.
+     */
+    metric?: 'login' | 'refresh'
+  }
 }
 
 export interface MetricsOptions {
@@ -79,10 +86,7 @@ export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
   })
 
   /** One route's (or the unmatched URLs') series: a labelled child per method and status, made at its first use and kept. */
-  function recorder (route: string): (request: FastifyRequest, reply: FastifyReply) => void {
-    // Which auth counter the route feeds is known at start, not found by string tests per request.
-    // The second step of a login with TOTP completes a login: its 200 and 401 count as one too.
-    const kind = route.endsWith('/auth/login') || route.endsWith('/auth/mfa/verify') ? 'login' : route.endsWith('/auth/refresh-token') || route.endsWith('/auth/auth-me') ? 'refresh' : 'other'
+  function recorder (route: string, kind: 'login' | 'refresh' | 'other'): (request: FastifyRequest, reply: FastifyReply) => void {
     const series = new Map<string, Map<number, { requests: { inc: () => void }, duration: { observe: (value: number) => void } }>>()
     return function record (request, reply) {
       const status = reply.statusCode
@@ -96,7 +100,7 @@ export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
       children.requests.inc()
       children.duration.observe(reply.elapsedTime / 1000)
       if (status === 429) rateLimited.inc({ route })
-      if (kind === 'other' || request.method !== 'POST') return
+      if (kind === 'other') return
       const counter = kind === 'login' ? logins : refreshes
       if (status === 200) counter.inc(OK)
       else if (status === 401) counter.inc(FAILED)
@@ -107,7 +111,8 @@ export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
   // Each route gets its own onResponse hook, made at start with its pattern (`/users/:userId`, never the raw
   // URL) at hand: reading request.routeOptions per request would build an object each time.
   fastify.addHook('onRoute', (routeOptions) => {
-    const record = recorder(routeOptions.url)
+    // Which auth counter the route feeds is declared by the route (config.metric), known at start.
+    const record = recorder(routeOptions.url, routeOptions.config?.metric ?? 'other')
     const hook: onResponseHookHandler = function recordResponse (request, reply, done: HookHandlerDoneFunction) {
       record(request, reply)
       done()
@@ -116,7 +121,7 @@ export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
     routeOptions.onResponse = existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook]
   })
   // URLs that match no route share one series.
-  const recordUnmatched = recorder('unmatched')
+  const recordUnmatched = recorder('unmatched', 'other')
   fastify.addHook('onResponse', function recordNotFound (request, reply, done) {
     if (request.is404) recordUnmatched(request, reply)
     done()

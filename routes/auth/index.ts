@@ -53,7 +53,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
         'POST /auth/mfa/verify with it and a code completes the login. A wrong password is the same 401 for every account.'
     },
     // Every login per client address (RATE_LIMIT_LOGIN_MAX); failures per account are the login throttle's.
-    config: { rateLimit: { max: rateLimit.loginMax } }
+    config: { rateLimit: { max: rateLimit.loginMax }, metric: 'login' }
   }, async (request, reply) => {
     return answerLogin(reply, transport, variant, await authentication.logIn(request.body.email, request.body.password, clientOf(request)))
   })
@@ -77,9 +77,9 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
     return { accessToken: tokens.accessToken }
   }
 
-  fastify.post('/refresh-token', { schema: { summary: 'Get a new access token with the refresh token', ...refreshSchema } }, refresh)
+  fastify.post('/refresh-token', { schema: { summary: 'Get a new access token with the refresh token', ...refreshSchema }, config: { metric: 'refresh' } }, refresh)
   if (variant === 'header') {
-    fastify.post('/auth-me', { schema: { summary: 'Same as /auth/refresh-token (header variant only)', ...refreshSchema } }, refresh)
+    fastify.post('/auth-me', { schema: { summary: 'Same as /auth/refresh-token (header variant only)', ...refreshSchema }, config: { metric: 'refresh' } }, refresh)
   }
 
   fastify.post('/logout', {

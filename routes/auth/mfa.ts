@@ -111,7 +111,9 @@ const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, {
         { name: 'mfa-verify:ip', max: rateLimit.loginMax, key: clientAddressKey },
         { name: 'mfa-verify:account', max: rateLimit.accountMax, key: (request) => challengedUsers.get(request) }
       ])
-    ]
+    ],
+    // The second step completes a login: its 200 and 401 count as one.
+    config: { metric: 'login' }
   }, async (request, reply) => {
     return answerLogin(reply, transport, variant, await authentication.completeMfaLogin(request.body.mfa_token, request.body.code, clientOf(request)))
   })

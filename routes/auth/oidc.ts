@@ -97,7 +97,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
         ...errorResponses(400, 404, 429, 500, 503)
       }
     },
-    config: perAddress
+    config: { ...perAddress, metric: 'login' }
   }, async (request, reply) => {
     const { provider } = request.params
     const pending = oidc.pending(provider, request.cookies[stateCookie(provider).name], request.query.state)
@@ -157,7 +157,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
         body: ExchangeBody,
         response: { 200: LoginResponse.header, ...errorResponses(400, 413, 415, 429, 500, 503), 403: LoginRefusedResponse }
       },
-      config: perAddress
+      config: { ...perAddress, metric: 'login' }
     }, async (request) => {
       const { user, provider } = await identities.redeemLoginCode(request.body.code, request.body.code_verifier)
       const outcome = await identities.signIn(user, provider, clientOf(request))

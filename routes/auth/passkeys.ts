@@ -149,7 +149,8 @@ const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (fa
       body: AuthenticationCredentialBody,
       response: { 200: LoginResponse[variant], ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
     },
-    preHandler: limitEach(fastify, rateLimit, [perAddress('passkey-login')])
+    preHandler: limitEach(fastify, rateLimit, [perAddress('passkey-login')]),
+    config: { metric: 'login' }
   }, async (request, reply) => {
     const response = { ...request.body, clientExtensionResults: request.body.clientExtensionResults ?? {} } as unknown as AuthenticationResponseJSON
     const { user, session: tokens } = await passkeys.logIn(response, clientOf(request))

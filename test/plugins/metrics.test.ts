@@ -1,6 +1,8 @@
 import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { cookieValue, loggedInUser, registerUser } from '../fixtures/factories.js'
+import { SoftwareCredential } from '../fixtures/authenticator.js'
+import { providerSignIn, serviceWithProvider } from '../fixtures/provider-service.js'
 
 /** The value of one series in Prometheus text format (0 when absent). */
 function sample (text: string, series: string): number {
@@ -58,4 +60,27 @@ t.test('the counters of each mounted variant add up in one place', async (t) => 
   t.equal(sample(text, 'auth_logins_total{result="ok"}'), 2)
   t.equal(sample(text, 'http_requests_total{method="POST",route="/v1/auth/login",status_code="200"}'), 1)
   t.equal(sample(text, 'http_requests_total{method="POST",route="/v2/auth/login",status_code="200"}'), 1)
+})
+
+t.test('passkey logins and provider sign-ins count as logins, as the routes declare', async (t) => {
+  const service = await serviceWithProvider(t, 'cookie')
+  const { server } = service
+  const logins = async (result: 'ok' | 'failed') => sample((await server.inject('/metrics')).body, `auth_logins_total{result="${result}"}`)
+  const session = await loggedInUser(server, 'cookie')
+  const before = await logins('ok')
+
+  const credential = new SoftwareCredential(service.baseUrl)
+  const offered = await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', cookies: { accessToken: session.accessToken } })
+  t.equal((await server.inject({ method: 'POST', url: '/auth/passkeys', cookies: { accessToken: session.accessToken }, payload: credential.register(offered.json()) })).statusCode, 201)
+  const options = (await server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })).json()
+  t.equal((await server.inject({ method: 'POST', url: '/auth/passkeys/login', payload: credential.assert(options) })).statusCode, 200)
+  t.equal(await logins('ok'), before + 1, 'the passkey login counted')
+  const unknown = new SoftwareCredential(service.baseUrl)
+  const again = (await server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })).json()
+  t.equal((await server.inject({ method: 'POST', url: '/auth/passkeys/login', payload: unknown.assert(again) })).statusCode, 401)
+  t.equal(await logins('failed'), 1, 'a refused passkey counts as a failed login')
+
+  service.provider.accounts.set('grace', { email: 'grace@example.com', email_verified: true })
+  t.equal((await providerSignIn(service, 'grace')).callback.status, 200)
+  t.equal(await logins('ok'), before + 2, 'the provider sign-in counted')
 })

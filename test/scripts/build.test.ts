@@ -29,21 +29,17 @@ const build = async (root: string) => (await run(process.execPath, [join(root, '
 const serve = async (root: string) => (await run(process.execPath, [join(root, 'dist', 'src', 'server.js')])).stdout.trim()
 const builds = (root: string) => readdirSync(join(root, '.dist')).sort()
 
-t.test('two builds started together both succeed, and dist is one whole build', async (t) => {
+t.test('two builds started together both succeed and leave one whole build; a build with nothing changed does nothing', async (t) => {
   const root = project(t)
   const outputs = await Promise.all([build(root), build(root)])
   t.match(outputs.join(''), /dist is built/)
   t.equal(await serve(root), 'hello')
   t.ok(existsSync(join(root, 'dist', 'routes', 'pages', 'public', 'index.html')), 'the pages are copied beside the code')
   t.same(builds(root).length, 1, 'one build folder, no half-built leftovers')
-})
 
-t.test('a build with nothing changed does nothing', async (t) => {
-  const root = project(t)
-  await build(root)
   const link = readlinkSync(join(root, 'dist'))
   t.match(await build(root), /dist is up to date/)
-  t.equal(readlinkSync(join(root, 'dist')), link)
+  t.equal(readlinkSync(join(root, 'dist')), link, 'dist still points at the same build')
 })
 
 t.test('a changed source is built into a new folder, and the previous build stays for instances still running on it', async (t) => {
