@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { describeDatabase } from '../db/database-url.js'
 import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
 import { visible, visibleJson } from '../core/control-characters.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
@@ -140,7 +141,11 @@ function commandFor (positionals: string[]): Command {
   switch (group === 'events' ? group : `${group} ${action ?? ''}`.trim()) {
     case 'migrate':
       expect(1, 'migrate')
-      return async (_store, options, out, { databaseUrl }) => { print(out, options, { migrated: databaseUrl }, `migrations applied to ${databaseUrl}`) }
+      return async (_store, options, out, { databaseUrl }) => {
+        // As the start log shows it: a PostgreSQL URL without its user, password and options.
+        const database = describeDatabase(databaseUrl)
+        print(out, options, { migrated: database }, `migrations applied to ${database}`)
+      }
     case 'keys list':
       expect(2, 'keys list')
       return listKeys
