@@ -8,7 +8,7 @@ export type Variant = 'header' | 'cookie'
 
 const Duration = (defaultValue: string) => Type.String({ pattern: DURATION_PATTERN, default: defaultValue })
 
-/** Every setting the service reads, with its default. The README's settings table mirrors this. */
+/** Every setting the service reads, with its default. docs/configuration.md's table mirrors this. */
 const EnvironmentSchema = Type.Object({
   NODE_ENV: Type.Union([Type.Literal('production'), Type.Literal('development'), Type.Literal('test')], { default: 'development' }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),

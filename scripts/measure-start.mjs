@@ -1,4 +1,4 @@
-// Start-to-ready of the service, for the README: the time from spawning a command to its
+// Start-to-ready of the service, for bench/results/notes.md: the time from spawning a command to its
 // "account service ready" log line (listening, migrations applied, keys loaded), median of
 // several starts on one store (one unmeasured start first creates and migrates it).
 //   node scripts/measure-start.mjs [runs] -- <command> [args]

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The Node 24 LTS release embedded in the executable: change it here (README states it too). */
+/** The Node 24 LTS release embedded in the executable: change it here (README.md and docs/deploy.md state it too). */
 export const NODE_VERSION = '24.21.0'
 /**
  * The headers better-sqlite3 is compiled against: those of 24.18.1, not of NODE_VERSION. From

@@ -1,4 +1,4 @@
-// Screenshots of the pages for the README, into docs/: `npm run screenshots` (builds first).
+// Screenshots of the pages for docs/pages.md, into docs/: `npm run screenshots` (builds first).
 // Runs the built service in this process on a throw-away store and drives Debian's Chromium
 // (CHROMIUM=/path/to/chromium to use another) with playwright-core.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'

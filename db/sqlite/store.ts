@@ -65,7 +65,7 @@ export function openSqliteStore (filename: string): AccountStore {
 
 /**
  * One connection with our pragmas. WAL lets readers run beside the one writer.
- * synchronous=NORMAL (chosen over FULL, see the README's Storage section): in
+ * synchronous=NORMAL (chosen over FULL, see docs/deploy.md, Storage): in
  * WAL mode a committed transaction survives a crash of the process, and only an
  * OS crash or power loss can lose the last ones; FULL would sync on every commit,
  * blocking the whole process for milliseconds each time.
