@@ -1,0 +1,119 @@
+/** One refresh token of a session. Sessions are token families: rotation adds a row to the family. */
+export interface RefreshTokenRecord {
+  /** SHA-256 of the token; the token itself is never stored. */
+  tokenHash: string
+  userId: number
+  /** The session id: shared by every token that rotation descends from one login. */
+  familyId: string
+  createdAt: Date
+  expiresAt: Date
+  /** When this token was exchanged for its successor; null while it is the live one. */
+  rotatedAt: Date | null
+  replacedBy: string | null
+  /** When the whole family was revoked (logout, reuse detected). */
+  revokedAt: Date | null
+  /** The session's index in the Token Status List; null for a session without one. */
+  statusIndex: number | null
+}
+
+/** A refresh token as found for a refresh: with the login time of its session, which bounds its life (SESSION_MAX_AGE). */
+export interface FoundRefreshToken extends RefreshTokenRecord {
+  /** Null only for a token whose session row is missing (none is made without one). */
+  sessionStartedAt: Date | null
+}
+
+export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
+
+/** What GET /auth/sessions shows of a session; `id` is the refresh-token family id (the `sid` claim). */
+export interface SessionRecord {
+  id: string
+  userId: number
+  createdAt: Date
+  lastUsedAt: Date
+  userAgent: string | null
+  ip: string | null
+  /** When the user last proved the password in this session (login, re-authentication); a refresh does not renew it. */
+  authenticatedAt: Date
+}
+
+/** `authenticatedAt` defaults to the session's start (a login). */
+export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip'> & { authenticatedAt?: Date }
+
+/** Whether a session's access tokens are still honoured: revocation lives on its refresh tokens. */
+export type SessionState = 'live' | 'revoked' | 'unknown'
+
+/** One row of the revocation log: a session revoked (logout, password change, reuse, deleted user, CLI). */
+export interface RevocationRecord {
+  /** Increases with every row; instances follow the log by it. */
+  seq: number
+  sessionId: string
+  userId: number
+  statusIndex: number | null
+  /** The session ended with its user's deletion. */
+  userDeleted: boolean
+  revokedAt: Date
+}
+
+/** Sessions and their refresh tokens (token families), the revocation log every instance follows, and the status-list indexes. */
+export interface SessionsStore {
+  /** A user's refresh tokens are deleted with the user, so a token found always has its user. */
+  createRefreshToken (token: NewRefreshToken): Promise<void>
+  findRefreshToken (tokenHash: string): Promise<FoundRefreshToken | undefined>
+  /**
+   * Atomically marks `previousHash` as rotated and stores its successor, only if
+   * `previousHash` is still live (not rotated, not revoked). Returns false, writing
+   * nothing, when another request rotated or revoked it first.
+   */
+  rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date): Promise<boolean>
+  /** Revokes every token of a session; revoking a revoked session changes nothing. */
+  revokeFamily (familyId: string, now: Date): Promise<void>
+  /**
+   * Revokes every session of a user (logout everywhere, email or password change, reset),
+   * except `exceptFamilyId` when given (the session that asked), and, in the same transaction,
+   * voids the user's pending MFA challenges (voidMfaChallenges): a login waiting for its second
+   * step is a session to be, and ends with the others. Returns how many sessions were revoked.
+   */
+  revokeUserSessions (userId: number, now: Date, options?: { exceptFamilyId?: string }): Promise<number>
+  /**
+   * Deletes up to `limit` refresh tokens that are expired at `now` or revoked, and returns how
+   * many it deleted (background pruning calls it again while it returns `limit`). Rotated
+   * tokens that are neither stay: reuse detection needs them. Session rows left without any
+   * token (older than a minute) go too.
+   */
+  pruneRefreshTokens (now: Date, limit: number): Promise<number>
+  /** Records a new session at login. */
+  createSession (session: NewSession, now: Date): Promise<void>
+  /**
+   * A login's two rows in one transaction: the session and its first refresh token. A crash between two
+   * separate inserts would leave a session whose token never existed; here it is both or neither.
+   */
+  startSession (session: NewSession, token: NewRefreshToken, now: Date): Promise<void>
+  /** Sets last_used_at (at refresh). */
+  touchSession (id: string, now: Date): Promise<void>
+  /** Sets authenticated_at: the user proved the password again in this session (re-authentication). */
+  markSessionAuthenticated (id: string, now: Date): Promise<void>
+  findSession (id: string): Promise<SessionRecord | undefined>
+  /** The user's sessions that still have a refresh token neither revoked nor expired, newest first. */
+  listLiveSessions (userId: number, now: Date): Promise<SessionRecord[]>
+  /**
+   * 'live' while the family has a refresh token neither revoked nor expired; 'revoked' when it has
+   * tokens but none live; 'unknown' when it has none (its user was deleted, tokens and all).
+   */
+  sessionState (familyId: string, now: Date): Promise<SessionState>
+  /**
+   * Gives the session the Token Status List index `statusIndex` (core/revocations/status-list.ts draws
+   * it at random). False, writing nothing, when the index is taken: by a live session, or by a revoked
+   * one still in the revocation log (its bit is still set in the lists). Race-safe: of two sessions
+   * claiming one index, one gets it.
+   */
+  claimStatusIndex (sessionId: string, statusIndex: number): Promise<boolean>
+  /** The highest status index a session holds, null when none does: how many lists are in use. */
+  highestStatusIndex (): Promise<number | null>
+  /**
+   * The revocation log after `afterSeq`, revoked at or after `since`, in seq order, at most `limit` rows.
+   * revokeFamily, revokeUserSessions and deleteUser write it in their own transaction.
+   */
+  readRevocations (afterSeq: number, since: Date, limit: number): Promise<RevocationRecord[]>
+  /** Deletes the log rows revoked before `before` (their access tokens have expired); returns how many. */
+  pruneRevocations (before: Date): Promise<number>
+}
