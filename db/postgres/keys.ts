@@ -1,0 +1,33 @@
+import type { SigningKeysStore } from '../store.js'
+import { and, count, eq, sql } from 'drizzle-orm'
+import type { SigningKeyRecord } from '../store.js'
+import { signingKeys } from './schema.js'
+import type { PostgresConnection } from './connection.js'
+
+/** The keys of the PostgreSQL store (db/store/keys.ts). */
+export function keysQueries (c: PostgresConnection): SigningKeysStore {
+  return {
+    async listSigningKeys () {
+      return c.run(() => c.db.select().from(signingKeys).orderBy(signingKeys.createdAt))
+    },
+
+    async addSigningKey (key: SigningKeyRecord, options: { onlyIfNone?: boolean } = {}) {
+      await c.run(() => c.transaction(async (tx) => {
+        // Instances starting together serialise here (the lock ends with the transaction), so with
+        // onlyIfNone the first key stored is the only one.
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext('account-service signing keys ' || current_schema()))`)
+        if (options.onlyIfNone === true) {
+          const [{ keys }] = await tx.select({ keys: count() }).from(signingKeys)
+          if (keys > 0) return
+        }
+        await tx.insert(signingKeys).values(key)
+      }))
+    },
+
+    async replaceSigningKeyPrivateHalf (kid: string, expected: string, replacement: string | null) {
+      const result = await c.run(() => c.db.update(signingKeys).set({ privateKeyPem: replacement })
+        .where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKeyPem, expected))))
+      return result.rowCount === 1
+    }
+  }
+}

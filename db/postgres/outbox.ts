@@ -1,0 +1,38 @@
+import type { OutboxStore } from '../store.js'
+import type { MailMessage } from '../store.js'
+import * as outbox from './mail-outbox.js'
+import { mailOutbox } from './schema.js'
+import type { PostgresConnection } from './connection.js'
+
+/** The outbox of the PostgreSQL store (db/store/outbox.ts). */
+export function outboxQueries (c: PostgresConnection): OutboxStore {
+  return {
+    async enqueueMail (mail: MailMessage, now: Date) {
+      await c.run(() => c.db.insert(mailOutbox).values(outbox.outboxRow(mail, now)))
+    },
+
+    async claimMails (now: Date, claimedUntil: Date, limit: number) {
+      return c.run(() => outbox.claimMails(c.db, now, claimedUntil, limit))
+    },
+
+    async markMailSent (id: number, now: Date) {
+      await c.run(() => outbox.markMailSent(c.db, id, now))
+    },
+
+    async retryMail (id: number, retryAt: Date, error: string) {
+      await c.run(() => outbox.retryMail(c.db, id, retryAt, error))
+    },
+
+    async markMailFailed (id: number, now: Date, error: string) {
+      await c.run(() => outbox.markMailFailed(c.db, id, now, error))
+    },
+
+    async countPendingMails () {
+      return c.run(() => outbox.countPendingMails(c.db))
+    },
+
+    async pruneMails (finishedBefore: Date, limit: number) {
+      return c.run(() => outbox.pruneMails(c.db, finishedBefore, limit))
+    }
+  }
+}

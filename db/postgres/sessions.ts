@@ -1,0 +1,134 @@
+import type { SessionsStore } from '../store.js'
+import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, notExists, or, sql, type SQL } from 'drizzle-orm'
+import type { NewRefreshToken, NewSession, SessionState } from '../store.js'
+import { refreshTokens, revocations, sessions } from './schema.js'
+import { SESSION_ROW_GRACE_MS, revokeTokensWith, voidMfaChallenges } from './queries.js'
+import type { PostgresConnection } from './connection.js'
+
+/** The sessions of the PostgreSQL store (db/store/sessions.ts). */
+export function sessionsQueries (c: PostgresConnection): SessionsStore {
+  /**
+   * Revokes the refresh tokens matching `tokens` and writes a log row per session they belong to, in
+   * one statement (the sessions logged are exactly the ones this update revoked), with `alsoWith`'s
+   * writes (more WITH clauses: PostgreSQL runs each once, whether the query reads them or not). Returns how many.
+   */
+  async function revokeTokens (tokens: SQL, now: Date, alsoWith: SQL = sql``): Promise<number> {
+    return await c.run(() => revokeTokensWith(c.db, tokens, now, alsoWith))
+  }
+
+  return {
+    async createRefreshToken (token: NewRefreshToken) {
+      await c.run(() => c.db.insert(refreshTokens).values({ ...token, createdAt: new Date() }))
+    },
+
+    async findRefreshToken (tokenHash: string) {
+      return c.run(async () => (await c.statements.refreshTokenByHash.execute({ tokenHash }))[0])
+    },
+
+    async rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date) {
+      // The conditional update takes the row's lock: a concurrent rotation on any instance waits for
+      // our commit, then finds rotated_at set and updates nothing. The insert commits with it or not at all.
+      return c.run(() => c.transaction(async (tx) => {
+        const marked = await tx.update(refreshTokens)
+          .set({ rotatedAt: now, replacedBy: successor.tokenHash })
+          .where(and(eq(refreshTokens.tokenHash, previousHash), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
+          .returning({ tokenHash: refreshTokens.tokenHash })
+        if (marked.length === 0) return false
+        await tx.insert(refreshTokens).values({ ...successor, createdAt: now })
+        return true
+      }))
+    },
+
+    async revokeFamily (familyId: string, now: Date) {
+      await revokeTokens(sql`family_id = ${familyId} and revoked_at is null`, now)
+    },
+
+    async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
+      const except = options.exceptFamilyId === undefined ? sql`` : sql` and family_id <> ${options.exceptFamilyId}`
+      return await revokeTokens(sql`user_id = ${userId} and revoked_at is null${except}`, now, sql`,
+        voided as (${voidMfaChallenges(userId, now)})`)
+    },
+
+    async claimStatusIndex (sessionId: string, statusIndex: number) {
+      const claimed = await c.run(() => c.db.execute(sql`
+        insert into session_status_indexes (status_index, session_id)
+        select ${statusIndex}, ${sessionId} where not exists (select 1 from revocations where status_index = ${statusIndex})
+        on conflict (status_index) do nothing`))
+      return (claimed.rowCount ?? 0) > 0
+    },
+
+    async highestStatusIndex () {
+      const highest = await c.run(() => c.db.execute<{ highest: number | null }>(sql`select max(status_index) as highest from session_status_indexes`))
+      return highest.rows[0]?.highest ?? null
+    },
+
+    async readRevocations (afterSeq: number, since: Date, limit: number) {
+      return c.run(() => c.statements.revocationsAfter.execute({ afterSeq, since: since.toISOString(), limit }))
+    },
+
+    async pruneRevocations (before: Date) {
+      return c.run(async () => (await c.db.delete(revocations).where(lt(revocations.revokedAt, before))).rowCount ?? 0)
+    },
+
+    async pruneRefreshTokens (now: Date, limit: number) {
+      // SKIP LOCKED: instances pruning at the same moment take different rows instead of waiting on each other.
+      const prunable = c.db.select({ tokenHash: refreshTokens.tokenHash }).from(refreshTokens)
+        .where(or(lte(refreshTokens.expiresAt, now), isNotNull(refreshTokens.revokedAt)))
+        .limit(limit)
+        .for('update', { skipLocked: true })
+      // A session row whose tokens are all gone shows nowhere; the age bound spares one whose login is in flight.
+      const orphanedSessions = c.db.select({ id: sessions.id }).from(sessions)
+        .where(and(
+          lte(sessions.createdAt, new Date(now.getTime() - SESSION_ROW_GRACE_MS)),
+          notExists(c.db.select({ one: sql`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, sessions.id)))
+        ))
+        .limit(limit)
+        .for('update', { skipLocked: true })
+      return c.run(() => c.transaction(async (tx) => {
+        const pruned = await tx.delete(refreshTokens).where(inArray(refreshTokens.tokenHash, prunable))
+        await tx.delete(sessions).where(inArray(sessions.id, orphanedSessions))
+        return pruned.rowCount ?? 0
+      }))
+    },
+
+    async createSession (session: NewSession, now: Date) {
+      await c.run(() => c.db.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now }))
+    },
+
+    async startSession (session: NewSession, token: NewRefreshToken, now: Date) {
+      await c.run(() => c.transaction(async (tx) => {
+        await tx.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now })
+        await tx.insert(refreshTokens).values({ ...token, createdAt: now })
+      }))
+    },
+
+    async markSessionAuthenticated (id: string, now: Date) {
+      await c.run(() => c.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)))
+    },
+
+    async touchSession (id: string, now: Date) {
+      await c.run(() => c.db.update(sessions).set({ lastUsedAt: now }).where(eq(sessions.id, id)))
+    },
+
+    async findSession (id: string) {
+      return c.run(async () => (await c.db.select().from(sessions).where(eq(sessions.id, id)))[0])
+    },
+
+    async listLiveSessions (userId: number, now: Date) {
+      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(and(
+        eq(refreshTokens.familyId, sessions.id),
+        isNull(refreshTokens.revokedAt),
+        gt(refreshTokens.expiresAt, now)
+      ))
+      return c.run(() => c.db.select().from(sessions)
+        .where(and(eq(sessions.userId, userId), exists(liveToken)))
+        .orderBy(desc(sessions.createdAt)))
+    },
+
+    async sessionState (familyId: string, now: Date): Promise<SessionState> {
+      const [state] = await c.run(() => c.statements.familyTokenState.execute({ familyId, now: now.toISOString() }))
+      if (state === undefined || state.tokens === 0) return 'unknown'
+      return state.live > 0 ? 'live' : 'revoked'
+    }
+  }
+}

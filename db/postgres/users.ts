@@ -1,0 +1,62 @@
+import type { UsersStore } from '../store.js'
+import { and, asc, eq, gt, sql } from 'drizzle-orm'
+import type { NewUser, UserChanges } from '../store.js'
+import { users } from './schema.js'
+import { logRevocations } from './queries.js'
+import type { PostgresConnection } from './connection.js'
+
+/** The users of the PostgreSQL store (db/store/users.ts). */
+export function usersQueries (c: PostgresConnection): UsersStore {
+  return {
+    async createUser (user: NewUser) {
+      const now = new Date()
+      return c.run(async () => {
+        const [created] = await c.db.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
+        return created
+      })
+    },
+
+    async findUserById (id: number) {
+      return c.run(async () => (await c.db.select().from(users).where(eq(users.id, id)))[0])
+    },
+
+    async findUserByEmail (email: string) {
+      return c.run(async () => (await c.db.select().from(users).where(eq(users.email, email)))[0])
+    },
+
+    async updateUser (id: number, changes: UserChanges) {
+      return c.run(async () => (await c.db.update(users)
+        .set({ ...changes, updatedAt: new Date() })
+        .where(eq(users.id, id))
+        .returning())[0])
+    },
+
+    async deleteUser (id: number) {
+      // The refresh tokens, sessions and one-time tokens go with the user (ON DELETE CASCADE); the
+      // log row of each live session, written in the same statement, tells every instance they ended.
+      const now = new Date()
+      const result = await c.run(() => c.db.execute<{ deleted: number }>(sql`
+        with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
+        deleted as (delete from users where id = ${id} returning id)
+        select count(*)::int as deleted from deleted`))
+      return result.rows[0].deleted > 0
+    },
+
+    async listUsers (page: { limit: number, afterId?: number }) {
+      return c.run(() => c.db.select().from(users)
+        .where(gt(users.id, page.afterId ?? 0))
+        .orderBy(asc(users.id))
+        .limit(page.limit))
+    },
+
+    async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
+      return c.run(async () => ((await c.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
+    },
+
+    async markEmailVerified (userId: number, email: string, now: Date) {
+      return c.run(async () => ((await c.db.update(users)
+        .set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now })
+        .where(and(eq(users.id, userId), eq(users.email, email)))).rowCount ?? 0) > 0)
+    }
+  }
+}

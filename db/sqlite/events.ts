@@ -1,0 +1,29 @@
+import type { SecurityEventsStore } from '../store.js'
+import { and, desc, eq, inArray, lt } from 'drizzle-orm'
+import type { NewSecurityEvent } from '../store.js'
+import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
+import { securityEvents } from './schema.js'
+import type { SqliteConnection } from './connection.js'
+
+/** The events of the SQLite store (db/store/events.ts). */
+export function eventsQueries (c: SqliteConnection): SecurityEventsStore {
+  return {
+    async recordSecurityEvent (event: NewSecurityEvent) {
+      c.run(() => c.db.insert(securityEvents).values({ ...event, detail: encodeDetail(event.detail) }).run())
+    },
+
+    async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {
+      return c.run(() => c.db.select().from(securityEvents)
+        .where(and(eq(securityEvents.userId, userId), page.beforeId === undefined ? undefined : lt(securityEvents.id, page.beforeId)))
+        .orderBy(desc(securityEvents.id))
+        .limit(page.limit)
+        .all()
+        .map(decodeSecurityEvent))
+    },
+
+    async pruneSecurityEvents (olderThan: Date, limit: number) {
+      const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents).where(lt(securityEvents.createdAt, olderThan)).limit(limit)
+      return c.run(() => c.db.delete(securityEvents).where(inArray(securityEvents.id, prunable)).run().changes)
+    }
+  }
+}

@@ -1,0 +1,183 @@
+import Database from 'better-sqlite3'
+import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, or, sql, type SQL } from 'drizzle-orm'
+import { drizzle } from 'drizzle-orm/better-sqlite3'
+import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewRefreshToken, type NewPasskey, type PasskeyRecord } from '../store.js'
+import { identities, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
+
+/** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
+export const SESSION_ROW_GRACE_MS = 60_000
+
+// SQLite result codes that mean "not now" rather than "never": the request gets 503 and may be retried.
+export const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL|NOMEM)/
+
+export type Db = ReturnType<typeof drizzle>
+
+// The queries of the request paths, compiled once per connection. (A partial update's SQL depends on
+// which fields it sets, so updateUser is built per call.)
+export function prepareStatements (db: Db) {
+  const placeholder = sql.placeholder
+  return {
+    userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
+    userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
+    insertUser: db.insert(users).values({
+      firstName: placeholder('firstName'),
+      lastName: placeholder('lastName'),
+      username: placeholder('username'),
+      email: placeholder('email'),
+      passwordHash: placeholder('passwordHash'),
+      createdAt: placeholder('now'),
+      updatedAt: placeholder('now')
+    }).returning().prepare(),
+    insertRefreshToken: db.insert(refreshTokens).values({
+      tokenHash: placeholder('tokenHash'),
+      userId: placeholder('userId'),
+      familyId: placeholder('familyId'),
+      expiresAt: placeholder('expiresAt'),
+      createdAt: placeholder('now')
+    }).prepare(),
+    // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
+    // and its status-list index.
+    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex })
+      .from(refreshTokens)
+      .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
+      .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
+      .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
+    markRotated: db.update(refreshTokens)
+      .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
+      .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
+      .prepare(),
+    revokeFamily: db.update(refreshTokens)
+      .set({ revokedAt: sql`${placeholder('now')}` })
+      .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt)))
+      .prepare(),
+    insertSession: db.insert(sessions).values({
+      id: placeholder('id'),
+      userId: placeholder('userId'),
+      userAgent: placeholder('userAgent'),
+      ip: placeholder('ip'),
+      createdAt: placeholder('now'),
+      lastUsedAt: placeholder('now'),
+      authenticatedAt: placeholder('authenticatedAt')
+    }).prepare(),
+    touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
+    // Run on every authenticated request (revocation is immediate): the family index, stopping at the first
+    // token that keeps the session live (a family gathers a row per rotation until pruning, so no aggregate).
+    liveFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens)
+      .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)))
+      .limit(1).prepare(),
+    anyFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).limit(1).prepare(),
+    signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare(),
+    // Polled by every instance a few times a second: a range of the primary key.
+    revocationsAfter: db.select().from(revocations)
+      .where(and(gt(revocations.seq, placeholder('afterSeq')), gte(revocations.revokedAt, sql`${placeholder('since')}`)))
+      .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare(),
+    highestStatusIndex: db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes).prepare()
+  }
+}
+
+export interface PendingRotation {
+  previousHash: string
+  successor: NewRefreshToken
+  now: Date
+  resolve: (rotated: boolean) => void
+  reject: (error: unknown) => void
+}
+
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+/**
+ * Writes a revocation-log row for each session that has a refresh token matching `tokens` (call it
+ * before revoking them, in the same transaction). Returns how many sessions it logged.
+ */
+export function logRevocations (tx: Tx, tokens: SQL | undefined, now: Date, userDeleted: boolean): number {
+  return tx.run(sql`insert into revocations (session_id, user_id, status_index, user_deleted, revoked_at)
+    select t.family_id, t.user_id, s.status_index, ${userDeleted ? 1 : 0}, ${now.getTime()}
+    from (select ${refreshTokens.familyId} as family_id, min(${refreshTokens.userId}) as user_id from ${refreshTokens}
+      where ${tokens} group by ${refreshTokens.familyId}) t
+    left join session_status_indexes s on s.session_id = t.family_id`).changes
+}
+
+/** Marks the user's unused mailed one-time tokens used. */
+export function voidOneTimeTokens (tx: Tx | Db, userId: number, now: Date): void {
+  tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run()
+}
+
+/** Revokes the live refresh tokens matching `live`, with a revocation-log row per session; returns how many sessions. */
+export function revokeTokens (tx: Tx, live: SQL | undefined, now: Date): number {
+  // One log row per session: their count is the number of sessions revoked.
+  const sessions = logRevocations(tx, live, now, false)
+  tx.update(refreshTokens).set({ revokedAt: now }).where(live).run()
+  return sessions
+}
+
+/** Thrown inside proveAddress's transaction to roll it back. */
+export class IdentityConflict extends Error {}
+
+/** Whether the identity is another user's, or the user has another one at its provider. */
+export function identityConflicts (tx: Tx, userId: number, identity: AddressProof['identity'] & object): boolean {
+  const atProvider = tx.select({ userId: identities.userId, subject: identities.subject }).from(identities)
+    .where(and(eq(identities.provider, identity.provider), or(eq(identities.subject, identity.subject), eq(identities.userId, userId)))).all()
+  return atProvider.some(row => row.userId !== userId || row.subject !== identity.subject)
+}
+
+/** Marks the user's unused MFA challenges used: their mfa_tokens verify nothing any more. */
+export function voidMfaChallenges (tx: Tx | Db, userId: number, now: Date): void {
+  tx.update(mfaChallenges).set({ usedAt: now }).where(and(eq(mfaChallenges.userId, userId), isNull(mfaChallenges.usedAt))).run()
+}
+
+/** Uses a TOTP step (newer than the last used, of a confirmed secret) or an unused recovery code; false when it cannot. */
+export function consumeProof (tx: Tx, userId: number, proof: MfaProof, now: Date): boolean {
+  if ('totpStep' in proof) {
+    return tx.update(totpCredentials).set({ lastUsedStep: proof.totpStep }).where(and(
+      eq(totpCredentials.userId, userId),
+      isNotNull(totpCredentials.confirmedAt),
+      or(isNull(totpCredentials.lastUsedStep), lt(totpCredentials.lastUsedStep, proof.totpStep))
+    )).run().changes > 0
+  }
+  return tx.update(recoveryCodes).set({ usedAt: now }).where(and(
+    eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, proof.recoveryCodeHash), isNull(recoveryCodes.usedAt)
+  )).run().changes > 0
+}
+
+/**
+ * The row an INSERT … RETURNING gave. Such writes run with all(), never get(): get() stops
+ * at the first row and resets the statement, and the commit that happens at that reset
+ * (autocommit) can fail (disk full, I/O error) without better-sqlite3 reporting it, which
+ * would acknowledge a write that was rolled back. all() steps to the end, commit included.
+ */
+export function firstRow<T> (rows: T[]): T {
+  if (rows.length === 0) throw new Error('INSERT … RETURNING gave no row')
+  return rows[0]
+}
+
+export function passkeyRow (passkey: NewPasskey, now: Date) {
+  return { ...passkey, transports: passkey.transports.join(','), createdAt: now }
+}
+
+export function toPasskey (row: typeof passkeys.$inferSelect): PasskeyRecord {
+  return { ...row, transports: row.transports === '' ? [] : row.transports.split(',') }
+}
+
+/** The WebAuthn rule: a counter must grow, unless the authenticator keeps none (0 stored, 0 presented). */
+export function counterGrows (stored: typeof passkeys.counter, presented: number): SQL | undefined {
+  return presented === 0 ? eq(stored, 0) : lt(stored, presented)
+}
+
+export function translateSqliteError (error: unknown): unknown {
+  const sqliteError = findSqliteError(error)
+  if (sqliteError === undefined) return error
+  if (sqliteError.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    if (sqliteError.message.includes('users.email')) return new DuplicateValueError('email')
+    if (sqliteError.message.includes('users_username_lower_unique')) return new DuplicateValueError('username')
+  }
+  if (UNAVAILABLE_CODES.test(sqliteError.code)) return new StoreUnavailableError({ cause: error })
+  return error
+}
+
+// Drizzle wraps the driver's error in DrizzleQueryError; the SqliteError is on the cause chain.
+export function findSqliteError (error: unknown): InstanceType<typeof Database.SqliteError> | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof Database.SqliteError) return current
+  }
+  return undefined
+}

@@ -1,0 +1,167 @@
+import type { SessionsStore } from '../store.js'
+import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
+import type { NewRefreshToken, NewSession, SessionState } from '../store.js'
+import { refreshTokens, revocations, sessions } from './schema.js'
+import { SESSION_ROW_GRACE_MS, type PendingRotation, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
+import type { SqliteConnection } from './connection.js'
+
+/** The sessions of the SQLite store (db/store/sessions.ts). */
+export function sessionsQueries (c: SqliteConnection): SessionsStore {
+  /**
+   * Group commit: the rotations asked for in one turn of the event loop share
+   * one transaction, so one set of WAL writes instead of one per rotation
+   * (the writes were most of a rotation's cost). Each rotation is a savepoint
+   * of its own: its conditional update and its insert land together or not at
+   * all, and its failure touches no other. Every caller is answered after the
+   * commit, so a rotation is as durable as before.
+   */
+  function commitRotations () {
+    if (c.readOnly) c.reopen()
+    const batch = c.pendingRotations
+    c.pendingRotations = []
+    const outcomes: Array<{ rotated: boolean } | { error: unknown }> = []
+    try {
+      const rotateOne = c.connection.transaction(({ previousHash, successor, now }: PendingRotation) => {
+        const marked = c.statements.markRotated.run({ tokenHash: previousHash, now: now.getTime(), replacedBy: successor.tokenHash })
+        if (marked.changes === 0) return false
+        c.statements.insertRefreshToken.run({ ...successor, now })
+        return true
+      })
+      c.connection.transaction(() => {
+        for (const rotation of batch) {
+          try {
+            outcomes.push({ rotated: rotateOne(rotation) })
+          } catch (error) {
+            outcomes.push({ error: translateSqliteError(error) })
+          }
+        }
+      }).immediate()
+    } catch (error) {
+      // BEGIN or COMMIT failed (busy, disk full, read-only, store closed): nothing was written, every rotation fails.
+      if (findSqliteError(error)?.code.startsWith('SQLITE_READONLY') === true) c.readOnly = true
+      for (const { reject } of batch) reject(translateSqliteError(error))
+      return
+    }
+    batch.forEach(({ resolve, reject }, index) => {
+      const outcome = outcomes[index]
+      if ('error' in outcome) reject(outcome.error)
+      else resolve(outcome.rotated)
+    })
+  }
+
+  return {
+    async createRefreshToken (token: NewRefreshToken) {
+      c.run(() => c.statements.insertRefreshToken.run({ ...token, now: new Date() }))
+    },
+
+    async findRefreshToken (tokenHash: string) {
+      return c.run(() => c.statements.refreshTokenByHash.get({ tokenHash }))
+    },
+
+    async rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date) {
+      return await new Promise<boolean>((resolve, reject) => {
+        if (c.pendingRotations.push({ previousHash, successor, now, resolve, reject }) === 1) {
+          setImmediate(() => commitRotations())
+        }
+      })
+    },
+
+    async revokeFamily (familyId: string, now: Date) {
+      const live = and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt))
+      c.run(() => c.db.transaction((tx) => {
+        if (logRevocations(tx, live, now, false) > 0) c.statements.revokeFamily.run({ familyId, now: now.getTime() })
+      }, { behavior: 'immediate' }))
+    },
+
+    async revokeUserSessions (userId: number, now: Date, options: { exceptFamilyId?: string } = {}) {
+      const live = and(
+        eq(refreshTokens.userId, userId),
+        isNull(refreshTokens.revokedAt),
+        options.exceptFamilyId === undefined ? undefined : ne(refreshTokens.familyId, options.exceptFamilyId)
+      )
+      return c.run(() => c.db.transaction((tx) => {
+        const sessions = revokeTokens(tx, live, now)
+        voidMfaChallenges(tx, userId, now)
+        return sessions
+      }, { behavior: 'immediate' }))
+    },
+
+    async claimStatusIndex (sessionId: string, statusIndex: number) {
+      return c.run(() => c.db.run(sql`insert into session_status_indexes (status_index, session_id)
+        select ${statusIndex}, ${sessionId} where not exists (select 1 from revocations where status_index = ${statusIndex})
+        on conflict (status_index) do nothing`).changes > 0)
+    },
+
+    async highestStatusIndex () {
+      return c.run(() => c.statements.highestStatusIndex.get()?.highest ?? null)
+    },
+
+    async readRevocations (afterSeq: number, since: Date, limit: number) {
+      return c.run(() => c.statements.revocationsAfter.all({ afterSeq, since: since.getTime(), limit }))
+    },
+
+    async pruneRevocations (before: Date) {
+      return c.run(() => c.db.delete(revocations).where(lt(revocations.revokedAt, before)).run().changes)
+    },
+
+    async pruneRefreshTokens (now: Date, limit: number) {
+      const prunable = c.db.select({ tokenHash: refreshTokens.tokenHash }).from(refreshTokens)
+        .where(or(lte(refreshTokens.expiresAt, now), isNotNull(refreshTokens.revokedAt)))
+        .limit(limit)
+      // A session row whose tokens are all gone shows nowhere; the age bound spares one whose login is in flight.
+      const orphanedSessions = c.db.select({ id: sessions.id }).from(sessions)
+        .where(and(
+          lte(sessions.createdAt, new Date(now.getTime() - SESSION_ROW_GRACE_MS)),
+          notExists(c.db.select({ one: sql`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, sessions.id)))
+        ))
+        .limit(limit)
+      return c.run(() => c.db.transaction((tx) => {
+        const pruned = tx.delete(refreshTokens).where(inArray(refreshTokens.tokenHash, prunable)).run().changes
+        tx.delete(sessions).where(inArray(sessions.id, orphanedSessions)).run()
+        return pruned
+      }, { behavior: 'immediate' }))
+    },
+
+    async createSession (session: NewSession, now: Date) {
+      c.run(() => c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now }))
+    },
+
+    async startSession (session: NewSession, token: NewRefreshToken, now: Date) {
+      c.run(() => c.db.transaction(() => {
+        c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now })
+        c.statements.insertRefreshToken.run({ ...token, now })
+      }, { behavior: 'immediate' }))
+    },
+
+    async markSessionAuthenticated (id: string, now: Date) {
+      c.run(() => c.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)).run())
+    },
+
+    async touchSession (id: string, now: Date) {
+      c.run(() => c.statements.touchSession.run({ id, now: now.getTime() }))
+    },
+
+    async findSession (id: string) {
+      return c.run(() => c.db.select().from(sessions).where(eq(sessions.id, id)).get())
+    },
+
+    async listLiveSessions (userId: number, now: Date) {
+      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(and(
+        eq(refreshTokens.familyId, sessions.id),
+        isNull(refreshTokens.revokedAt),
+        gt(refreshTokens.expiresAt, now)
+      ))
+      return c.run(() => c.db.select().from(sessions)
+        .where(and(eq(sessions.userId, userId), exists(liveToken)))
+        .orderBy(desc(sessions.createdAt))
+        .all())
+    },
+
+    async sessionState (familyId: string, now: Date): Promise<SessionState> {
+      return c.run(() => {
+        if (c.statements.liveFamilyToken.get({ familyId, now: now.getTime() }) !== undefined) return 'live'
+        return c.statements.anyFamilyToken.get({ familyId }) === undefined ? 'unknown' : 'revoked'
+      })
+    }
+  }
+}
