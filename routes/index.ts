@@ -9,8 +9,8 @@ import mfaRoutes from './auth/mfa.js'
 import passkeyRoutes from './auth/passkeys.js'
 import oidcRoutes from './auth/oidc.js'
 import passwordRoutes from './auth/password.js'
+import { routeContextFor } from './context.js'
 import { refuseCrossSiteRequests } from './guards.js'
-import { transportFor } from './transport.js'
 import userRoutes from './users/index.js'
 
 export interface ApiOptions {
@@ -34,12 +34,8 @@ const VARIANT_TAGS: Record<Variant, string> = { header: 'header variant (A)', co
  * one process can serve both under two prefixes over one store.
  */
 const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, prefix, config }) => {
-  const transport = transportFor(variant, {
-    prefix,
-    secure: config.cookieSecure,
-    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
-    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds
-  })
+  // One context per mounted variant (routes/context.ts): every route plugin below reads it.
+  fastify.decorate('routeContext', routeContextFor(fastify, variant, prefix, config))
   fastify.decorateRequest('accessClaims', null)
   // The OpenAPI document lists every mounted variant; its tag tells them apart.
   fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, tags: [VARIANT_TAGS[variant]] } })
@@ -50,14 +46,14 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   // Every answer of /auth and /users may carry a token or personal data: no cache (browser, proxy) may keep it.
   await fastify.register(async (personal) => {
     personal.addHook('onRequest', noStore)
-    await personal.register(authRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
-    await personal.register(passwordRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
-    await personal.register(emailRoutes, { prefix: '/auth', transport, rateLimit: config.rateLimit })
-    await personal.register(accountRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
-    await personal.register(passkeyRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
-    await personal.register(mfaRoutes, { prefix: '/auth', variant, transport, rateLimit: config.rateLimit })
-    await personal.register(oidcRoutes, { prefix: '/auth', variant, transport, mountPrefix: prefix, config })
-    await personal.register(userRoutes, { prefix: '/users', variant, transport, rateLimit: config.rateLimit })
+    await personal.register(authRoutes, { prefix: '/auth' })
+    await personal.register(passwordRoutes, { prefix: '/auth' })
+    await personal.register(emailRoutes, { prefix: '/auth' })
+    await personal.register(accountRoutes, { prefix: '/auth' })
+    await personal.register(passkeyRoutes, { prefix: '/auth' })
+    await personal.register(mfaRoutes, { prefix: '/auth' })
+    await personal.register(oidcRoutes, { prefix: '/auth' })
+    await personal.register(userRoutes, { prefix: '/users' })
   })
 }
 

@@ -1,24 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { Config, Variant } from '../../core/config.js'
 import { AccountResponse, ReauthenticateBody, SessionParams, SessionsResponse, presentAccount, presentSession } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { SecurityEventsQuery, SecurityEventsResponse, presentSecurityEvent } from '../../core/schemas/security-events.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
-import type { TokenTransport } from '../transport.js'
-
-export interface AccountRoutesOptions {
-  variant: Variant
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
 
 /** What the signed-in user sees of its own account, sessions and security events, and re-authentication. */
-const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { variant, transport, rateLimit, signedIn } = fastify.routeContext
   const { store, sessions, authentication, securityEvents, mfa } = fastify
-  fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
+  fastify.addHook('onRequest', signedIn)
   // Every route here is guarded: the OpenAPI document says so.
   fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, security: transport.security.access } })
 

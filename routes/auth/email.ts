@@ -1,22 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { clientAddressKey } from '../../core/client-address.js'
-import type { Config } from '../../core/config.js'
 import { AcceptedResponse, VerifyEmailBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach } from '../rate-limits.js'
-import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
-
-export interface EmailRoutesOptions {
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
+import { NO_CREDENTIALS } from '../transport.js'
 
 /** Email verification: the link mailed at registration and at an email change, and asking for a new one. */
-const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastify, { transport, rateLimit }) => {
-  const { store, accessTokens, account } = fastify
+const emailRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { transport, rateLimit, signedIn } = fastify.routeContext
+  const { store, account } = fastify
 
   fastify.post('/verify-email', {
     schema: {
@@ -38,7 +33,7 @@ const emailRoutes: FastifyPluginAsyncTypebox<EmailRoutesOptions> = async (fastif
       security: transport.security.access,
       response: { 202: AcceptedResponse, ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
     },
-    onRequest: requireAccessToken(transport, accessTokens, store),
+    onRequest: signedIn,
     preHandler: limitEach(fastify, rateLimit, [
       { name: 'resend-verification:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
       { name: 'resend-verification:account', max: rateLimit.recoveryAccountMax, key: (request) => String(claimsOf(request).userId) }

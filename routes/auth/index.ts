@@ -1,25 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Config, Variant } from '../../core/config.js'
 import { MissingTokenError } from '../../core/errors.js'
 import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type RegisterBodyType } from '../../core/schemas/auth.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { LoginRefusedResponse } from '../../core/schemas/mfa.js'
 import { PublicUser, presentUser } from '../../core/schemas/users.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken } from '../guards.js'
-import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
+import { claimsOf } from '../guards.js'
+import { NO_CREDENTIALS } from '../transport.js'
 import { answerLogin } from './login-answer.js'
 
-export interface AuthRoutesOptions {
-  variant: Variant
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
-
-const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
-  const { store, sessions, accessTokens, authentication, account } = fastify
+const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { variant, transport, rateLimit, signedIn } = fastify.routeContext
+  const { sessions, accessTokens, authentication, account } = fastify
 
   fastify.post('/register', {
     schema: {
@@ -101,7 +95,7 @@ const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (fastify,
       security: transport.security.access,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 500, 503) }
     },
-    onRequest: requireAccessToken(transport, accessTokens, store)
+    onRequest: signedIn
   }, async (request, reply) => {
     await sessions.endAll(claimsOf(request).userId, clientOf(request))
     transport.clear(reply)

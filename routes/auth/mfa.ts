@@ -1,33 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import type { Actor } from '../../plugins/app/account.js'
 import { clientAddressKey } from '../../core/client-address.js'
-import type { Config, Variant } from '../../core/config.js'
 import { LoginResponse } from '../../core/schemas/auth.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { MfaVerifyBody, RecoveryCodesResponse, TotpConfirmBody, TotpSetupResponse } from '../../core/schemas/mfa.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
-import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
+import { NO_CREDENTIALS } from '../transport.js'
 import { answerLogin } from './login-answer.js'
-
-export interface MfaRoutesOptions {
-  variant: Variant
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
 
 const FRESH = 'Needs a recent proof (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE: POST /auth/reauthenticate with the password and, ' +
   'with TOTP, a code; or POST /auth/passkeys/reauthenticate).'
 
 /** The second factor: TOTP setup and removal, recovery codes, and the second step of a login. */
-const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
-  const { store, mfa, authentication } = fastify
-  const signedIn = requireAccessToken(transport, fastify.accessTokens, store)
-  const actorOf = async (request: FastifyRequest): Promise<Actor> =>
-    ({ user: await signedInUser(store, request), sessionId: claimsOf(request).sessionId, client: clientOf(request) })
+const mfaRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { variant, transport, rateLimit, signedIn, actorOf } = fastify.routeContext
+  const { mfa, authentication } = fastify
 
   fastify.post('/mfa/totp', {
     schema: {

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 import { SignInRefusedError } from '../../plugins/app/identities.js'
-import type { Config, Variant } from '../../core/config.js'
 import { InvalidOidcStateError, InvalidRedirectError, mfaRequired } from '../../core/errors.js'
 import { landingPage } from '../../core/oidc/landing-page.js'
 import { redirectTarget } from '../../core/oidc/redirect-target.js'
@@ -14,17 +13,9 @@ import { CallbackQuery, ExchangeBody, HeaderSignInQuery, IdentitiesResponse, Pro
 import { presentUser } from '../../core/schemas/users.js'
 import { isEmail } from '../../core/validation.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
-import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
-
-export interface OidcRoutesOptions {
-  variant: Variant
-  transport: TokenTransport
-  /** Where the variant is mounted: the callback URL registered at the provider includes it. */
-  mountPrefix: string
-  config: Config
-}
+import { NO_CREDENTIALS } from '../transport.js'
 
 /** Where the browser goes after a sign-in without redirect_to: the account console. */
 const DEFAULT_REDIRECT = '/account'
@@ -37,7 +28,8 @@ const errorCode = (value: string) => value.replace(/[^a-z_]/g, '').slice(0, 64) 
  * same-site step). Header variant: the callback sends `#code=` to redirect_to, and
  * POST /auth/oidc/exchange turns it into the login answer.
  */
-const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify, { variant, transport, mountPrefix, config }) => {
+const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { variant, transport, mountPrefix, config, signedIn } = fastify.routeContext
   const { oidc, identities, store } = fastify
   const publicUrl = config.mail.publicUrl
   const callbackPath = (provider: string) => `${mountPrefix}/auth/oidc/${provider}/callback`
@@ -167,10 +159,10 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
     })
   }
 
-  await fastify.register(async (signedIn) => {
-    signedIn.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
+  await fastify.register(async (guarded) => {
+    guarded.addHook('onRequest', signedIn)
 
-    signedIn.get('/identities', {
+    guarded.get('/identities', {
       schema: {
         security: transport.security.access,
         summary: 'The provider identities linked to the signed-in user',
@@ -181,7 +173,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (fastify,
       return { identities: linked.map(identity => ({ provider: identity.provider, email: identity.email, created_at: identity.createdAt.toISOString() })) }
     })
 
-    signedIn.delete('/identities/:provider', {
+    guarded.delete('/identities/:provider', {
       schema: {
         security: transport.security.access,
         summary: 'Unlink a provider identity (needs a recent sign-in)',

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { Type } from '@sinclair/typebox'
 import { clientAddressKey } from '../../core/client-address.js'
-import type { Config, Variant } from '../../core/config.js'
 import { LoginResponse, type LoginResponseBody } from '../../core/schemas/auth.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import {
@@ -11,15 +10,9 @@ import {
 } from '../../core/schemas/passkeys.js'
 import { presentUser } from '../../core/schemas/users.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser, type Limit } from '../rate-limits.js'
-import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
-
-export interface PasskeyRoutesOptions {
-  variant: Variant
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
+import { NO_CREDENTIALS } from '../transport.js'
 
 const FRESH = 'Needs a fresh session: a sign-in or re-authentication within REAUTH_MAX_AGE (login, POST /auth/reauthenticate, ' +
   'POST /auth/passkeys/reauthenticate, or a passkey login), else 403 REAUTHENTICATION_REQUIRED.'
@@ -28,9 +21,9 @@ const FRESH = 'Needs a fresh session: a sign-in or re-authentication within REAU
  * Passkeys: adding, listing, renaming and removing one's own (signed in), and logging in with
  * one (no session). HTTP only; the rules are plugins/app/passkeys.ts.
  */
-const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+const passkeyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { variant, transport, rateLimit, signedIn } = fastify.routeContext
   const { store, sessions, passkeys } = fastify
-  const signedIn = requireAccessToken(transport, fastify.accessTokens, store)
   // Per client address, as many as logins (RATE_LIMIT_LOGIN_MAX): a passkey login is a login.
   const perAddress = (name: string): Limit => ({ name: `${name}:ip`, max: rateLimit.loginMax, key: clientAddressKey })
 

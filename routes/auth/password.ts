@@ -1,26 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { clientAddressKey } from '../../core/client-address.js'
-import type { Config } from '../../core/config.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { hashToken } from '../../core/tokens/random-token.js'
 import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, signedInUser } from '../guards.js'
+import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
-import { NO_CREDENTIALS, type TokenTransport } from '../transport.js'
-
-export interface PasswordRoutesOptions {
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
+import { NO_CREDENTIALS } from '../transport.js'
 
 /** The one answer of forgot-password, for a known, an unknown and a rate-limited-but-unknown address alike. */
 export const FORGOT_PASSWORD_ANSWER = { message: 'If that address belongs to an account, a link to reset its password is on its way' }
 
 /** Change the password (signed in), or reset a forgotten one through a mailed link. */
-const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (fastify, { transport, rateLimit }) => {
-  const { store, sessions, accessTokens, account } = fastify
+const passwordRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { transport, rateLimit, signedIn } = fastify.routeContext
+  const { store, sessions, account } = fastify
 
   fastify.post('/change-password', {
     schema: {
@@ -29,7 +24,7 @@ const passwordRoutes: FastifyPluginAsyncTypebox<PasswordRoutesOptions> = async (
       body: ChangePasswordBody,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
     },
-    onRequest: requireAccessToken(transport, accessTokens, store),
+    onRequest: signedIn,
     preHandler: limitEach(fastify, rateLimit, [perUser('change-password', rateLimit)])
   }, async (request, reply) => {
     const claims = claimsOf(request)

@@ -1,31 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
-import type { Config, Variant } from '../../core/config.js'
 import { DeleteUserBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { PublicUser, UpdateUserBody, UserParams, presentUser } from '../../core/schemas/users.js'
-import type { Actor } from '../../plugins/app/account.js'
-import { clientOf } from '../client.js'
-import { claimsOf, requireAccessToken, requireSelf, signedInUser } from '../guards.js'
+import { requireSelf, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
-import type { TokenTransport } from '../transport.js'
 
-export interface UserRoutesOptions {
-  variant: Variant
-  transport: TokenTransport
-  rateLimit: Config['rateLimit']
-}
-
-const userRoutes: FastifyPluginAsyncTypebox<UserRoutesOptions> = async (fastify, { variant, transport, rateLimit }) => {
+const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { variant, transport, rateLimit, signedIn, actorOf } = fastify.routeContext
   const { store, account } = fastify
-  fastify.addHook('onRequest', requireAccessToken(transport, fastify.accessTokens, store))
+  fastify.addHook('onRequest', signedIn)
   // Every route here is guarded: the OpenAPI document says so.
   fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, security: transport.security.access } })
   fastify.addHook('preHandler', requireSelf)
-
-  const actorOf = async (request: FastifyRequest): Promise<Actor> =>
-    ({ user: await signedInUser(store, request), sessionId: claimsOf(request).sessionId, client: clientOf(request) })
 
   fastify.get('/:userId', {
     schema: {
