@@ -2,6 +2,7 @@
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
 import pg from 'pg'
+import { composeStore } from '../compose-store.js'
 import type { AccountStore } from '../store.js'
 import { describeStartError } from './errors.js'
 import { prepareStatements } from './queries.js'
@@ -58,21 +59,7 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   }
   const db = drizzle({ client: pool })
   const c = new PostgresConnection(pool, db, prepareStatements(db))
-  return {
-    ...usersQueries(c),
-    ...accountsQueries(c),
-    ...sessionsQueries(c),
-    ...oneTimeTokensQueries(c),
-    ...eventsQueries(c),
-    ...outboxQueries(c),
-    ...keysQueries(c),
-    ...passkeysQueries(c),
-    ...secondFactorsQueries(c),
-    ...identitiesQueries(c),
-    ...settingsQueries(c),
-    ping: async () => { await c.ping() },
-    close: async () => { await c.close() }
-  }
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries])
 }
 
 // On a connection of its own, without the pool's timeouts: a later migration may build an index

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator'
+import { composeStore } from '../compose-store.js'
 import type { AccountStore } from '../store.js'
 import { MIGRATIONS_FOLDER, connect, SqliteConnection } from './connection.js'
 import { usersQueries } from './users.js'
@@ -38,19 +39,5 @@ export function openSqliteStore (filename: string): AccountStore {
   const violations = connection.pragma('foreign_key_check') as unknown[]
   if (violations.length > 0) throw new Error(`migrations left ${violations.length} rows with a broken foreign key`)
   const c = new SqliteConnection(connection, filename === ':memory:' ? undefined : () => connect(filename))
-  return {
-    ...usersQueries(c),
-    ...accountsQueries(c),
-    ...sessionsQueries(c),
-    ...oneTimeTokensQueries(c),
-    ...eventsQueries(c),
-    ...outboxQueries(c),
-    ...keysQueries(c),
-    ...passkeysQueries(c),
-    ...secondFactorsQueries(c),
-    ...identitiesQueries(c),
-    ...settingsQueries(c),
-    ping: async () => { await c.ping() },
-    close: async () => { await c.close() }
-  }
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries])
 }
