@@ -27,7 +27,7 @@ export function runPeriodically (intervalMs: number, task: () => Promise<void>, 
       .finally(() => { running = undefined })
     return running
   }
-  const timer = setInterval(() => { void runNow() }, intervalMs)
+  const timer = setInterval(() => { runNow().catch(onError) }, intervalMs)
   timer.unref()
   return {
     runNow,

@@ -12,7 +12,7 @@ t.test('a periodic task runs on its interval, one run at a time', async (t) => {
     mostConcurrent = Math.max(mostConcurrent, concurrent)
     await sleep(20)
     concurrent--
-  }, { onError: t.fail })
+  }, { onError: error => t.error(error) })
   await sleep(60)
   await task.stop()
   t.ok(started >= 2, `ran again after a run ended (${started} runs)`)
@@ -41,10 +41,11 @@ t.test('stop waits for the run under way and no run starts after it', async (t) 
     runs++
     await sleep(30)
     finished = true
-  }, { onError: t.fail })
-  void task.runNow()
+  }, { onError: error => t.error(error) })
+  const run = task.runNow()
   await task.stop()
   t.ok(finished, 'the run under way ended before stop resolved')
   await task.runNow()
   t.equal(runs, 1, 'runNow after stop does nothing')
+  await run
 })
