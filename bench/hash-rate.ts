@@ -1,5 +1,5 @@
 import { hash } from '@node-rs/argon2'
-import { ARGON2ID_OPTIONS } from '../plugins/app/passwords.js'
+import { ARGON2ID_OPTIONS } from '../core/passwords/passwords.js'
 
 /**
  * The raw Argon2id rate of this machine at the service's parameters: hashes

@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { users } from '../db/sqlite/schema.js'
 import { openSqliteStore } from '../db/sqlite/store.js'
-import { ARGON2ID_OPTIONS } from '../plugins/app/passwords.js'
+import { ARGON2ID_OPTIONS } from '../core/passwords/passwords.js'
 
 export const BENCH_PASSWORD = 'bench password 1'
 

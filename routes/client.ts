@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { Client } from '../plugins/app/security-events.js'
+import type { Client } from '../core/events/security-events.js'
 
 /** Longer User-Agent headers are cut: the value is shown back in GET /auth/sessions and the security events, not trusted. */
 const USER_AGENT_MAX = 512

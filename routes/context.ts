@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { Config, Variant } from '../core/config.js'
-import type { Actor } from '../plugins/app/account.js'
+import type { Actor } from '../core/accounts/account.js'
 import { clientOf } from './client.js'
 import { claimsOf, requireAccessToken, signedInUser } from './guards.js'
 import { transportFor, type TokenTransport } from './transport.js'

@@ -1,6 +1,6 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
 import type { AccountStore, UserRecord } from '../db/store.js'
-import type { AccessTokens, AccessTokenClaims } from '../plugins/app/tokens.js'
+import type { AccessTokens, AccessTokenClaims } from '../core/tokens/access-tokens.js'
 import { CrossSiteRequestError, ForbiddenError, MissingTokenError, SessionRevokedError, UserNotFoundError } from '../core/errors.js'
 import type { TokenTransport } from './transport.js'
 

@@ -1,6 +1,6 @@
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { IssuedTokens } from '../plugins/app/sessions.js'
+import type { IssuedTokens } from '../core/sessions/sessions.js'
 import type { Variant } from '../core/config.js'
 
 /**

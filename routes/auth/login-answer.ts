@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify'
 import type { UserRecord } from '../../db/store.js'
-import type { StartedSession } from '../../plugins/app/sessions.js'
+import type { StartedSession } from '../../core/sessions/sessions.js'
 import type { Variant } from '../../core/config.js'
 import type { LoginResponseBody } from '../../core/schemas/auth.js'
 import { presentUser } from '../../core/schemas/users.js'

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
-import { SignInRefusedError } from '../../plugins/app/identities.js'
+import { SignInRefusedError } from '../../core/identities/identities.js'
 import { InvalidOidcStateError, InvalidRedirectError, mfaRequired } from '../../core/errors.js'
 import { landingPage } from '../../core/oidc/landing-page.js'
 import { redirectTarget } from '../../core/oidc/redirect-target.js'

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { test } from 'tap'
-import { ARGON2ID_OPTIONS } from '../../plugins/app/passwords.js'
+import { ARGON2ID_OPTIONS } from '../../core/passwords/passwords.js'
 import { createHashingPool } from '../../core/passwords/hashing-pool.js'
 
 test('the hashing pool hashes and verifies on its threads, more tasks than threads', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { lockedUntil, memoryFailureStore, type LockoutPolicy } from '../../plugins/app/login-throttle.js'
+import { lockedUntil, memoryFailureStore, type LockoutPolicy } from '../../core/lockout/login-throttle.js'
 
 const policy: LockoutPolicy = { threshold: 3, firstMs: 1000, maxMs: 4000 }
 

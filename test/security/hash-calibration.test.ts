@@ -1,7 +1,7 @@
 import { hash } from '@node-rs/argon2'
 import t from 'tap'
 import { openStore } from '../../db/open.js'
-import { ARGON2ID_OPTIONS } from '../../plugins/app/passwords.js'
+import { ARGON2ID_OPTIONS } from '../../core/passwords/passwords.js'
 import { runAdmin } from '../../src/admin.js'
 import { HASH_PARAMETERS_SETTING, OWASP_MINIMUM } from '../../core/passwords/parameters.js'
 import { build } from '../fixtures/build.js'

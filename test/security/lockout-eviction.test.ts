@@ -1,5 +1,5 @@
 import t from 'tap'
-import { lockedUntil, MAX_TRACKED_KEYS, memoryFailureStore, type LockoutPolicy } from '../../plugins/app/login-throttle.js'
+import { lockedUntil, MAX_TRACKED_KEYS, memoryFailureStore, type LockoutPolicy } from '../../core/lockout/login-throttle.js'
 
 /*
  * Finding 5 of the second review (second half): without Redis the lockout lives in a table of at

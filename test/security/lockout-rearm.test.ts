@@ -3,7 +3,7 @@ import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import {
   lockedUntil, memoryFailureStore, REDIS_FAILURES_NAMESPACE, redisFailureStore, type FailureStore, type LockoutPolicy
-} from '../../plugins/app/login-throttle.js'
+} from '../../core/lockout/login-throttle.js'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { onPostgres } from '../fixtures/database.js'

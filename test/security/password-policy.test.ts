@@ -1,6 +1,6 @@
 import { hash } from '@node-rs/argon2'
 import t from 'tap'
-import { ARGON2ID_OPTIONS } from '../../plugins/app/passwords.js'
+import { ARGON2ID_OPTIONS } from '../../core/passwords/passwords.js'
 import { COMMON_PASSWORD_COUNT, assertPasswordAllowed } from '../../core/password-policy.js'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { RESET_MAILS_PER_HOUR } from '../../plugins/app/account.js'
+import { RESET_MAILS_PER_HOUR } from '../../core/accounts/account.js'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { credentials, logIn, registerUser } from '../fixtures/factories.js'

@@ -1,0 +1,251 @@
+import fp from 'fastify-plugin'
+import { currentDate } from '../clock.js'
+import type { AddressProof, AddressProofOutcome, NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
+import {
+  InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, ValidationFailedError,
+  VerificationTokenExpiredError
+} from '../errors.js'
+import { emailChangedNotice, resetMail, verificationMail } from '../mails.js'
+import { assertPasswordAllowed } from '../password-policy.js'
+import { hashToken, newRandomToken } from '../tokens/random-token.js'
+import type { MailMessage } from '../mail/mailer.js'
+import type { Client } from '../events/security-events.js'
+import type { StartedSession } from '../sessions/sessions.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    account: AccountLifecycle
+  }
+}
+
+/** The signed-in user making a change, and the session it is made from. */
+export interface Actor {
+  user: UserRecord
+  sessionId: string
+  client: Client
+}
+
+export interface AccountLifecycle {
+  /** A new account (the password policy applies) and its verification mail. Throws DuplicateValueError (409). */
+  register (user: Omit<NewUser, 'passwordHash'> & { password: string }): Promise<UserRecord>
+  /**
+   * The one place every new password (register, change, reset) passes through before it
+   * is stored: the password policy (400 PASSWORD_TOO_COMMON) is checked here. Returns the hash to store.
+   */
+  acceptNewPassword (password: string): Promise<string>
+  /**
+   * A partial profile update. A new email needs a fresh session (403 REAUTHENTICATION_REQUIRED
+   * past REAUTH_MAX_AGE); it is then unverified, the old address is told, every one-time token
+   * is voided, and every session ends: the actor goes on in `session`, a new one.
+   */
+  updateProfile (actor: Actor, changes: Pick<UserChanges, 'firstName' | 'lastName' | 'username' | 'email'>): Promise<{ session?: StartedSession }>
+  /** Confirms the current password, stores the new one, voids one-time tokens and ends every other session. */
+  changePassword (actor: Actor, currentPassword: string, newPassword: string): Promise<void>
+  /**
+   * Confirms the password and deletes the account, its sessions and tokens with it. An account without a
+   * password (provider or passkey only) needs a fresh session instead (403 REAUTHENTICATION_REQUIRED);
+   * an account with one that sends none is 400 VALIDATION_FAILED.
+   */
+  deleteAccount (actor: Actor, password: string | undefined): Promise<void>
+  /** Mails a verification link to the user's address (token and mail written together), off the request's path. */
+  sendVerificationMail (user: { id: number, email: string }): void
+  /** Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's path. */
+  sendPasswordResetMail (email: string): void
+  /**
+   * Sets the password from a mailed token, voids every other token and ends every session. The link proves
+   * the address: an account whose address was never verified is claimed (see proveAddress); a verified one
+   * keeps its second factors, and a locked second factor takes a few codes again (MFA_WRONG_CODES_AFTER_RESET).
+   */
+  resetPassword (token: string, newPassword: string, client: Client): Promise<void>
+  /** Marks the address the token was mailed to as verified; a never-verified account is claimed (see proveAddress). */
+  verifyEmail (token: string, client: Client): Promise<void>
+  /**
+   * Someone proved they own the user's address (a reset, the verification link, a provider that verified
+   * it): AccountStore.proveAddress, in one transaction. On an account whose address was never verified,
+   * whatever the registrant set up (passkeys, TOTP, recovery codes, pending second steps, identities,
+   * sessions; with a provider, the password) is gone: pre-hijacking. Records what went as security events.
+   */
+  proveAddress (proof: AddressProof, client: Client): Promise<AddressProofOutcome>
+}
+
+export interface AccountOptions {
+  publicUrl: string
+  passwordResetTtlSeconds: number
+  emailVerificationTtlSeconds: number
+}
+
+const HOUR_MS = 3_600_000
+/** Reset links that stay live together: asking for another does not void the last ones mailed (a third party could otherwise void the owner's). */
+export const LIVE_RESET_LINKS = 3
+/** Reset mails one address can be sent, whoever asks (forgot-password still answers 202). */
+export const RESET_MAILS_PER_HOUR = 5
+export const RESET_MAILS_PER_DAY = 20
+
+const TOKEN_ERRORS = {
+  reset_password: { Invalid: InvalidResetTokenError, Expired: ResetTokenExpiredError },
+  verify_email: { Invalid: InvalidVerificationTokenError, Expired: VerificationTokenExpiredError },
+  // The provider sign-in's #code= (plugins/app/oidc.ts): used or expired alike are INVALID_CODE.
+  oidc_login: { Invalid: InvalidCodeError, Expired: InvalidCodeError }
+} as const
+
+/**
+ * The account's rules: registration, profile and email change, password change
+ * and reset, deletion, and the mailed one-time tokens (256 random bits, stored
+ * as SHA-256 hashes, single use, expiring, voided by a password or email change).
+ * Routes only translate HTTP to these calls.
+ */
+export default fp<AccountOptions>(async (fastify, options) => {
+  const { clock } = fastify
+  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = fastify
+
+  const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
+  const linkOf = (path: string, token: string) => `${options.publicUrl}${path}#token=${token}`
+
+  /**
+   * A new token of the purpose and, in the same store transaction, the mail that carries its link
+   * (written to the outbox): neither without the other. False when a quota refused it.
+   */
+  async function issueTokenWithMail (user: { id: number, email: string }, purpose: OneTimeTokenPurpose, mailOf: (token: string) => MailMessage): Promise<boolean> {
+    const now = currentDate(clock)
+    const token = newRandomToken()
+    const expiresAt = new Date(now.getTime() + ttlSecondsOf(purpose) * 1000)
+    const limits = purpose === 'reset_password'
+      ? { liveLimit: LIVE_RESET_LINKS, quotas: [{ since: new Date(now.getTime() - HOUR_MS), max: RESET_MAILS_PER_HOUR }, { since: new Date(now.getTime() - 24 * HOUR_MS), max: RESET_MAILS_PER_DAY }] }
+      : { liveLimit: 1 }
+    return await store.issueOneTimeToken({ tokenHash: hashToken(token), userId: user.id, purpose, email: user.email, expiresAt }, now, { ...limits, mail: mailer.forOutbox(mailOf(token)) })
+  }
+
+  /** The stored token, if it may be used now; else the purpose's 400 error (unknown, used, voided or expired). */
+  async function usableToken (token: string, purpose: OneTimeTokenPurpose, now: Date): Promise<OneTimeTokenRecord> {
+    const record = await store.findOneTimeToken(hashToken(token))
+    if (record === undefined || record.purpose !== purpose || record.usedAt !== null) throw new TOKEN_ERRORS[purpose].Invalid()
+    if (record.expiresAt <= now) throw new TOKEN_ERRORS[purpose].Expired()
+    return record
+  }
+
+  /** Marks the token used (and its siblings void), conditional on its being unused: of two requests with one token, one wins. */
+  async function useToken (record: OneTimeTokenRecord, now: Date): Promise<void> {
+    if (!await store.useOneTimeToken(record.tokenHash, now)) throw new TOKEN_ERRORS[record.purpose].Invalid()
+  }
+
+  const account: AccountLifecycle = {
+    async register ({ password, ...fields }) {
+      const user = await store.createUser({ ...fields, passwordHash: await account.acceptNewPassword(password) })
+      account.sendVerificationMail(user)
+      return user
+    },
+
+    async acceptNewPassword (password) {
+      assertPasswordAllowed(password)
+      return await passwords.hash(password)
+    },
+
+    async updateProfile ({ user, sessionId, client }, changes) {
+      const emailChanges = changes.email !== undefined && changes.email !== user.email
+      // The email is how an account is recovered: changing it is what a session thief would do first.
+      if (emailChanges) await sessions.requireFresh(sessionId)
+      if (!emailChanges) {
+        if (await store.updateUser(user.id, changes) === undefined) throw new UserNotFoundError()
+        return {}
+      }
+
+      const now = currentDate(clock)
+      const authenticatedAt = await sessions.authenticatedAt(sessionId)
+      // One transaction: the new address (unverified until a link mailed to it is followed), every mailed token
+      // void, the warning to the old address in the outbox (it must survive a crash and an SMTP outage), and every
+      // session ended: whoever held a session before the change loses it (OWASP ASVS 3.3.3).
+      const notice = mailer.forOutbox(emailChangedNotice(user.email, changes.email as string, now, client))
+      const { user: updated, sessionsEnded } = await store.changeEmail(user.id, { ...changes, emailVerified: false, emailVerifiedAt: null }, now, notice)
+      if (updated === undefined) throw new UserNotFoundError()
+      mailer.wake()
+      account.sendVerificationMail(updated)
+      if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
+      // The actor goes on in a new session, as fresh as the one it came from (the change is no new password proof).
+      const session = await sessions.start(user.id, client, { authenticatedAt })
+      await securityEvents.record('email_changed', client, { userId: user.id, sessionId: session.sessionId, detail: { previous_email: user.email, email: updated.email } })
+      return { session }
+    },
+
+    async changePassword ({ user, sessionId, client }, currentPassword, newPassword) {
+      await authentication.confirmPassword(user, currentPassword, client, sessionId)
+      const passwordHash = await account.acceptNewPassword(newPassword)
+      // One transaction: the new hash, every mailed token void, every other session ended, and this session marked
+      // as just authenticated (the current password was proved in it). A crash cannot leave old sessions alive.
+      const sessionsEnded = await store.changePassword(user.id, passwordHash, currentDate(clock), sessionId)
+      if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
+      await securityEvents.record('password_changed', client, { userId: user.id, sessionId })
+    },
+
+    async deleteAccount ({ user, sessionId, client }, password) {
+      if (user.passwordHash === null) {
+        // Nothing to type: a recent sign-in (provider, passkey) or passkey re-authentication is the proof.
+        await sessions.requireFresh(sessionId)
+      } else {
+        if (password === undefined) throw new ValidationFailedError('body must have required property \'password\': confirm the account\'s password')
+        await authentication.confirmPassword(user, password, client, sessionId)
+      }
+      // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
+      if (!await store.deleteUser(user.id)) throw new UserNotFoundError()
+      fastify.log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
+    },
+
+    sendVerificationMail (user) {
+      mailer.send(async () => {
+        await issueTokenWithMail(user, 'verify_email', (token) => verificationMail(user.email, linkOf('/verify-email', token), options.emailVerificationTtlSeconds))
+      })
+    },
+
+    sendPasswordResetMail (email) {
+      mailer.send(async () => {
+        const user = await store.findUserByEmail(email)
+        if (user === undefined) return
+        const issued = await issueTokenWithMail(user, 'reset_password', (token) => resetMail(user.email, linkOf('/reset-password', token), options.passwordResetTtlSeconds))
+        if (!issued) fastify.log.info({ userId: user.id }, 'password-reset mail not sent: the address reached its hourly or daily quota')
+      })
+    },
+
+    async resetPassword (token, newPassword, client) {
+      const now = currentDate(clock)
+      const record = await usableToken(token, 'reset_password', now)
+      // Before the token is used: a password the policy refuses must not burn the link.
+      const passwordHash = await account.acceptNewPassword(newPassword)
+      await useToken(record, now)
+      // The password, the voided tokens, the ended sessions, and (the link reached the inbox) the proof of the address, together.
+      const outcome = await account.proveAddress({ userId: record.userId, email: record.email, passwordHash }, client)
+      // The owner proved control of the address: the lockout a guesser caused ends.
+      await loginThrottle.succeeded(record.email)
+      // A locked second factor takes a few codes again (not the whole count: see MFA_WRONG_CODES_AFTER_RESET).
+      await mfa.afterPasswordReset(record.userId)
+      const claimed = outcome.outcome === 'proved' && outcome.claimed !== undefined
+      await securityEvents.record('password_reset', client, { userId: record.userId, ...(claimed ? { detail: { address_claimed: true } } : {}) })
+    },
+
+    async verifyEmail (token, client) {
+      const now = currentDate(clock)
+      const record = await usableToken(token, 'verify_email', now)
+      await useToken(record, now)
+      // Mailed to an address the user has since changed: it proves nothing about the current one.
+      const outcome = await account.proveAddress({ userId: record.userId, email: record.email }, client)
+      if (outcome.outcome !== 'proved') throw new InvalidVerificationTokenError()
+    },
+
+    async proveAddress (proof, client) {
+      const outcome = await store.proveAddress(proof, currentDate(clock))
+      if (outcome.outcome === 'identity_conflict') return outcome
+      const { userId } = proof
+      if (outcome.sessionsEnded > 0) {
+        await securityEvents.record('session_revoked', client, { userId, detail: { reason: 'all sessions ended', sessions: outcome.sessionsEnded } })
+      }
+      if (outcome.outcome !== 'proved' || outcome.claimed === undefined) return outcome
+      // What the registrant of a never-verified address had set up, and the owner's proof removed.
+      const reason = 'address_proved'
+      for (const passkey of outcome.claimed.passkeys) {
+        await securityEvents.record('passkey_removed', client, { userId, detail: { passkey_id: passkey.id, name: passkey.name, reason } })
+      }
+      if (outcome.claimed.totp) await securityEvents.record('mfa_disabled', client, { userId, detail: { method: 'totp', reason } })
+      for (const provider of outcome.claimed.identities) await securityEvents.record('identity_unlinked', client, { userId, detail: { provider, reason } })
+      return outcome
+    }
+  }
+  fastify.decorate('account', account)
+}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa'] })

@@ -1,0 +1,62 @@
+import fp from 'fastify-plugin'
+import type { SecurityEventRecord } from '../../db/store.js'
+import type { Client, SecurityEventType } from './types.js'
+
+export { SECURITY_EVENT_TYPES, type Client, type SecurityEventType } from './types.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    securityEvents: SecurityEvents
+  }
+}
+
+/** What an event is about. */
+export interface EventSubject {
+  /** Null for a failed login of an email that has no account. */
+  userId: number | null
+  sessionId?: string | null
+  detail?: Record<string, unknown>
+}
+
+export interface SecurityEvents {
+  /**
+   * Stores the event and logs it as one line with an `event` field. Never fails the request that
+   * caused it: a store error is logged instead (the action itself already happened).
+   */
+  record (type: SecurityEventType, client: Client, subject: EventSubject): Promise<void>
+  /** The user's events, newest first, older than the event `beforeId` when given. */
+  list (userId: number, page: { limit: number, beforeId?: number }): Promise<SecurityEventRecord[]>
+}
+
+/**
+ * Security events: a record per login, failure, lockout, password or email
+ * change, revoked session, detected refresh-token reuse, re-authentication,
+ * second factor turned on or off, wrong second-factor code, second factor locked (MFA_MAX_WRONG_CODES), recovery code used or renewed,
+ * passkey added, removed or used to log in, and passkey counter regression (a cloned authenticator),
+ * kept SECURITY_EVENT_RETENTION (pruned with the refresh tokens). The user sees
+ * its own at GET /auth/security-events; an operator with `account-service events`.
+ */
+export default fp(async (fastify) => {
+  const { store, log } = fastify
+  const securityEvents: SecurityEvents = {
+    async record (type, client, { userId, sessionId = null, detail }) {
+      log.info({ event: type, userId, sessionId, ip: client.ip, reqId: client.requestId }, `security event: ${type}`)
+      try {
+        await store.recordSecurityEvent({
+          type,
+          userId,
+          sessionId,
+          ip: client.ip,
+          userAgent: client.userAgent,
+          requestId: client.requestId,
+          detail: detail ?? null,
+          createdAt: new Date()
+        })
+      } catch (error) {
+        log.error({ err: error, event: type, userId }, 'security event not stored')
+      }
+    },
+    list: (userId, page) => store.listSecurityEvents(userId, page)
+  }
+  fastify.decorate('securityEvents', securityEvents)
+}, { name: 'security-events', dependencies: ['store'] })

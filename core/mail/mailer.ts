@@ -1,0 +1,142 @@
+import fp from 'fastify-plugin'
+import type { MailMessage } from '../../db/store.js'
+import type { Config } from '../config.js'
+import { OutboxWorker } from './outbox-worker.js'
+import { createSealer, isSealed, UnsealError } from '../secrets/sealing.js'
+
+export type { MailMessage } from '../../db/store.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    mailer: Mailer
+  }
+}
+
+/**
+ * A message, or work that runs after the answer: it may yield a message, or write its mail to the
+ * outbox itself (in the transaction of the token its link carries) and yield nothing.
+ */
+export type MailJob = MailMessage | (() => Promise<MailMessage | undefined | void>)
+
+export interface Mailer {
+  /**
+   * Runs the job after the answer (a request never waits for mail), writes the message it yields to
+   * the outbox, and wakes the worker. A job's failure is logged and counted, never thrown.
+   */
+  send (job: MailJob): void
+  /** Writes a message to the outbox now (it is durable once this resolves) and wakes the worker. */
+  enqueue (message: MailMessage): Promise<void>
+  /**
+   * The message as the outbox keeps it: with SIGNING_KEY_ENCRYPTION_KEY its body (the link and its
+   * token) is sealed, so a copy of the store shows no live link. For mail written by the store itself
+   * (store.issueOneTimeToken); send and enqueue apply it on their own.
+   */
+  forOutbox (message: MailMessage): MailMessage
+  /** Sends the mail due now (the worker also runs on a timer, for retries and other processes' mail). */
+  wake (): void
+  /** Whether SMTP_URL is set; without it messages are logged (outside production) or dropped. */
+  readonly enabled: boolean
+  /** Mails this process handed to the mail server, and mails it gave up (or whose job failed), for metrics. */
+  readonly sent: number
+  readonly failed: number
+  /** Mails waiting in the outbox, every process's (metrics). */
+  queued (): Promise<number>
+  /** Resolves when every job has finished and every mail due has been tried once (shutdown, tests). */
+  idle (): Promise<void>
+}
+
+export interface MailerOptions {
+  mail: Config['mail']
+  nodeEnv: Config['nodeEnv']
+  /** SIGNING_KEY_ENCRYPTION_KEY: seals the bodies waiting in the outbox. */
+  sealingKey?: Buffer
+}
+
+// A mail server that accepts the connection and then hangs must not hold a delivery (or shutdown) for minutes.
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
+
+/**
+ * Outgoing mail through an outbox in the store: a mail is written there first, then a worker
+ * (core/mail/outbox-worker.ts) sends it over SMTP (nodemailer, SMTP_URL), with retries and
+ * exponential backoff up to MAIL_MAX_ATTEMPTS; it survives an SMTP outage and a restart. Without
+ * SMTP_URL mail is disabled; outside production each message is written to the log instead, so the
+ * reset and verification links of a local demo can be followed.
+ */
+export default fp<MailerOptions>(async (fastify, { mail, nodeEnv, sealingKey }) => {
+  const { store } = fastify
+  const log = fastify.log.child({ plugin: 'mailer' })
+  // nodemailer (about 15 MB) is loaded only when there is an SMTP server to send to.
+  const transport = mail.smtpUrl === undefined
+    ? undefined
+    : (await import('nodemailer')).createTransport({ url: mail.smtpUrl, ...SMTP_TIMEOUTS })
+  const logInstead = transport === undefined && nodeEnv !== 'production'
+  if (transport === undefined) {
+    log.info(logInstead ? 'mail is disabled (SMTP_URL is not set); messages are written to this log' : 'mail is disabled (SMTP_URL is not set)')
+  }
+
+  const sealer = sealingKey === undefined ? undefined : createSealer(sealingKey)
+  // The recipient as associated data: a sealed body copied onto another row does not open.
+  const sealContext = (to: string) => `mail-outbox ${to}`
+  const forOutbox = (message: MailMessage): MailMessage =>
+    sealer === undefined ? message : { ...message, text: sealer.seal(message.text, sealContext(message.to)) }
+
+  async function deliver (stored: MailMessage): Promise<boolean> {
+    let message = stored
+    if (isSealed(stored.text)) {
+      // Without the key that sealed it the mail cannot be sent: the attempt fails, and the mail is given up in the end.
+      if (sealer === undefined) throw new UnsealError('the mail was sealed with SIGNING_KEY_ENCRYPTION_KEY, which is not set')
+      message = { ...stored, text: sealer.open(stored.text, sealContext(stored.to)) }
+    }
+    if (transport === undefined) {
+      if (logInstead) log.info({ mail: message }, `mail to ${message.to} (not sent: SMTP_URL is not set)`)
+      return false
+    }
+    await transport.sendMail({ from: mail.from, ...message })
+    return true
+  }
+
+  const worker = new OutboxWorker({ store, deliver, maxAttempts: mail.maxAttempts, retryDelayMs: mail.retryDelayMs, log })
+  const jobs = new Set<Promise<void>>()
+  let failedJobs = 0
+
+  const mailer: Mailer = {
+    send (job) {
+      // setImmediate: even the job's own work (a lookup, a token write) starts after the answer has gone.
+      const running = new Promise(resolve => setImmediate(resolve))
+        .then(async () => {
+          const message = typeof job === 'function' ? await job() : job
+          if (message !== undefined) await store.enqueueMail(forOutbox(message), new Date())
+          worker.wake()
+        })
+        .catch((error: unknown) => {
+          failedJobs += 1
+          log.error({ err: error }, 'mail not queued')
+        })
+        .finally(() => { jobs.delete(running) })
+      jobs.add(running)
+    },
+    async enqueue (message) {
+      await store.enqueueMail(forOutbox(message), new Date())
+      worker.wake()
+    },
+    forOutbox,
+    wake: () => worker.wake(),
+    enabled: transport !== undefined,
+    get sent () { return worker.sent },
+    get failed () { return worker.failed + failedJobs },
+    queued: () => store.countPendingMails(),
+    async idle () {
+      while (jobs.size > 0) await Promise.all(jobs)
+      await worker.idle()
+    }
+  }
+  fastify.decorate('mailer', mailer)
+  // Mail left by a previous run (a crash, an outage) goes out once the service is up.
+  fastify.addHook('onReady', async () => { worker.start() })
+  // Before the store closes (plugins close in reverse order): queued jobs reach the outbox, deliveries under way finish.
+  fastify.addHook('onClose', async () => {
+    while (jobs.size > 0) await Promise.all(jobs)
+    await worker.stop()
+    transport?.close()
+  })
+}, { name: 'mailer', dependencies: ['store'] })

@@ -1,0 +1,166 @@
+import fp from 'fastify-plugin'
+import type { AccountStore, SessionState } from '../../db/store.js'
+import { storeWith } from './following-store.js'
+import { RevocationSet } from './revocation-set.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    revocations: Revocations
+  }
+}
+
+export interface Revocations {
+  /**
+   * As the store's sessionState, from memory: 'revoked' for a session in the set, 'unknown' for one
+   * that ended with its user, else 'live'. While the last sync is older than FRESHNESS_MS it asks
+   * the store (the path before issue 14), so a revocation made elsewhere is never missed for longer.
+   */
+  sessionState (sessionId: string, now: Date): Promise<SessionState>
+  /** Reads the log up to now; resolves once every revocation committed before the call is in the set. */
+  catchUp (): Promise<void>
+  /** Whether the last successful sync is at most FRESHNESS_MS old. */
+  isFresh (): boolean
+  readonly set: RevocationSet
+}
+
+export interface RevocationsOptions {
+  accessTokenTtlSeconds: number
+}
+
+/** How often the log is read: a revocation made elsewhere shows here within this (and always within FRESHNESS_MS). */
+export const POLL_INTERVAL_MS = 200
+/** The promise of the issue: an instance whose last sync is older than this checks the store per request. */
+export const FRESHNESS_MS = 1000
+/** Rows read per query (a restart after a busy hour reads the log in pages). */
+const PAGE_SIZE = 10_000
+/** Revocations are kept this much longer than ACCESS_TOKEN_TTL: the 1 s of verification leeway, and clock skew between instances. */
+const RETENTION_MARGIN_MS = 5000
+
+/**
+ * Revocation state in memory (issue 14). The store writes a revocation-log row in the same
+ * transaction as each revocation; this plugin follows the log by polling its primary key
+ * (`seq > cursor`: on SQLite a few microseconds, on PostgreSQL one indexed statement on a pooled
+ * connection; cheap enough that LISTEN/NOTIFY is not worth a dedicated connection per instance)
+ * and keeps the sessions revoked within the last ACCESS_TOKEN_TTL, so the access-token guard reads
+ * nothing from the store. Revocations by this process are exact: the store the other plugins get
+ * reads the log right after each revoking write, before the request that revoked answers. A start
+ * reads the whole window of the log before the server is ready.
+ */
+export default fp<RevocationsOptions>(async (fastify, options) => {
+  const store: AccountStore = fastify.store
+  const retentionMs = options.accessTokenTtlSeconds * 1000 + RETENTION_MARGIN_MS
+  const set = new RevocationSet(retentionMs)
+  let lastSyncAt = -Infinity
+
+  async function sync (trustGaps = false): Promise<void> {
+    const startedAt = Date.now()
+    const since = new Date(startedAt - retentionMs)
+    let after = set.cursor
+    for (;;) {
+      const rows = await store.readRevocations(after, since, PAGE_SIZE)
+      set.apply(rows, startedAt, { trustGaps })
+      if (rows.length < PAGE_SIZE) break
+      after = rows[rows.length - 1].seq
+    }
+    set.expire(startedAt)
+    lastSyncAt = startedAt
+  }
+
+  let running: Promise<void> | undefined
+  let queued: Promise<void> | undefined
+  function catchUp (): Promise<void> {
+    if (running === undefined) {
+      running = sync().finally(() => { running = undefined })
+      return running
+    }
+    // A sync under way may have read before the caller's write committed: run one more after it.
+    queued ??= running.catch(() => {}).then(() => {
+      queued = undefined
+      return catchUp()
+    })
+    return queued
+  }
+
+  const isFresh = () => Date.now() - lastSyncAt <= FRESHNESS_MS
+
+  const revocations: Revocations = {
+    async sessionState (sessionId, now) {
+      const revoked = set.get(sessionId)
+      if (revoked !== undefined) return revoked.userDeleted ? 'unknown' : 'revoked'
+      if (isFresh()) return 'live'
+      return await store.sessionState(sessionId, now)
+    },
+    catchUp,
+    isFresh,
+    set
+  }
+
+  /** After a revoking write: into the set now, or, if the log cannot be read, the store is asked per request until it can. */
+  async function afterRevocation (): Promise<void> {
+    try {
+      await catchUp()
+    } catch (error) {
+      lastSyncAt = -Infinity
+      fastify.log.warn({ err: error }, 'revocation log not read after a revocation; checking the store per request')
+    }
+  }
+
+  await sync(true)
+  fastify.decorate('revocations', revocations)
+  // Every plugin registered after this one gets a store whose revocations land in the set at once.
+  // (A decorator is a plain property; the raw store stays with the plugins registered before.)
+  fastify.store = storeWith(store, {
+    async revokeFamily (familyId, now) {
+      await store.revokeFamily(familyId, now)
+      await afterRevocation()
+    },
+    async revokeUserSessions (userId, now, revokeOptions) {
+      const revoked = await store.revokeUserSessions(userId, now, revokeOptions)
+      await afterRevocation()
+      return revoked
+    },
+    async changePassword (userId, passwordHash, now, keepSessionId) {
+      const ended = await store.changePassword(userId, passwordHash, now, keepSessionId)
+      if (ended > 0) await afterRevocation()
+      return ended
+    },
+    async changeEmail (userId, changes, now, notice) {
+      const changed = await store.changeEmail(userId, changes, now, notice)
+      if (changed.sessionsEnded > 0) await afterRevocation()
+      return changed
+    },
+    async deleteUser (id) {
+      const deleted = await store.deleteUser(id)
+      await afterRevocation()
+      return deleted
+    },
+    async proveAddress (proof, now) {
+      const outcome = await store.proveAddress(proof, now)
+      if (outcome.outcome !== 'identity_conflict' && outcome.sessionsEnded > 0) await afterRevocation()
+      return outcome
+    },
+    sessionState: revocations.sessionState
+  })
+
+  let lastFailureLogged = 0
+  const timer = setInterval(() => {
+    catchUp().catch((error: unknown) => {
+      // Once a minute at most: a store down for long would otherwise fill the log five times a second.
+      if (Date.now() - lastFailureLogged < 60_000) return
+      lastFailureLogged = Date.now()
+      fastify.log.warn({ err: error }, 'revocation log not read; checking the store per request until it is')
+    })
+  }, POLL_INTERVAL_MS)
+  timer.unref()
+  // Log rows older than the window are moot; one instance deleting them is enough, but all may.
+  const pruner = setInterval(() => {
+    store.pruneRevocations(new Date(Date.now() - retentionMs)).catch(() => {})
+  }, 60_000)
+  pruner.unref()
+  fastify.addHook('onClose', async () => {
+    clearInterval(timer)
+    clearInterval(pruner)
+    await running?.catch(() => {})
+    await queued?.catch(() => {})
+  })
+}, { name: 'revocations', dependencies: ['store'] })

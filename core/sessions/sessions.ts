@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto'
+import fp from 'fastify-plugin'
+import { currentDate } from '../clock.js'
+import type { FoundRefreshToken } from '../../db/store.js'
+import {
+  InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
+  SessionNotFoundError, SessionRevokedError, TokenMismatchError
+} from '../errors.js'
+import { assignRandomStatusIndex } from '../revocations/status-list.js'
+import { TouchThrottle } from './touch-throttle.js'
+import { hashToken, newRandomToken } from '../tokens/random-token.js'
+import type { AccessTokenClaims } from '../tokens/access-tokens.js'
+import type { Client } from '../events/security-events.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sessions: Sessions
+  }
+}
+
+/** The tokens a login or refresh hands out. refreshToken is absent when the refresh token was not replaced. */
+export interface IssuedTokens {
+  userId: number
+  sessionId: string
+  accessToken: string
+  refreshToken?: string
+  /** Seconds until refreshToken expires, counted from its issue: never past the session's absolute end (SESSION_MAX_AGE). */
+  refreshTokenMaxAge?: number
+}
+
+export type StartedSession = Required<IssuedTokens>
+
+export interface RefreshOptions {
+  /** Replace the refresh token (cookie variant) or keep it until it expires (header variant). */
+  rotate: boolean
+  /** Refuse (TOKEN_MISMATCH) unless the refresh token belongs to this user. */
+  expectedUserId?: number
+}
+
+export interface Sessions {
+  /** A new session after a password proof; `authenticatedAt` (default now) is when that proof was made. */
+  start (userId: number, client: Client, options?: { authenticatedAt?: Date }): Promise<StartedSession>
+  /** Throws INVALID_REFRESH_TOKEN, REFRESH_TOKEN_REUSED, SESSION_EXPIRED or TOKEN_MISMATCH (all 401). */
+  refresh (refreshToken: string, options: RefreshOptions, client: Client): Promise<IssuedTokens>
+  /**
+   * New tokens for the session of `claims` after a change that keeps it (a password change): the
+   * presented refresh token is rotated when it is this session's; otherwise only a new access
+   * token is issued (the session's refresh token stays valid).
+   */
+  renew (claims: AccessTokenClaims, refreshToken: string | undefined, client: Client): Promise<IssuedTokens>
+  /** Revokes the session the refresh token belongs to; an unknown or revoked token changes nothing. */
+  end (refreshToken: string, client: Client): Promise<void>
+  /** Revokes one session of the user; 404 SESSION_NOT_FOUND when it is not one of theirs. */
+  endOne (userId: number, sessionId: string, client: Client): Promise<void>
+  /** Revokes every session of the user but `exceptSessionId`; returns how many were live. */
+  endAll (userId: number, client: Client, options?: { exceptSessionId?: string }): Promise<number>
+  /** 403 REAUTHENTICATION_REQUIRED unless the session's last password proof is within REAUTH_MAX_AGE. */
+  requireFresh (sessionId: string): Promise<void>
+  /** Records a new password proof in the session (re-authentication). */
+  markAuthenticated (sessionId: string): Promise<void>
+  /** When the session's last password proof was; 401 SESSION_REVOKED when the session is gone. */
+  authenticatedAt (sessionId: string): Promise<Date>
+}
+
+export interface SessionsOptions {
+  refreshTokenTtlSeconds: number
+  refreshReuseGraceSeconds: number
+  sessionMaxAgeSeconds: number
+  reauthMaxAgeSeconds: number
+}
+
+/**
+ * Sessions are refresh-token families. A login starts one; each rotation adds
+ * the successor token and marks its predecessor rotated. Presenting a rotated
+ * token within the grace period (tabs refreshing at once) still gets an access
+ * token; after it, the presenter is assumed to hold a stolen copy and the whole
+ * family is revoked (RFC 9700, section 4.14). A session lives at most
+ * SESSION_MAX_AGE from its login however often it is refreshed, and remembers
+ * when its user last proved the password (re-authentication).
+ */
+export default fp<SessionsOptions>(async (fastify, options) => {
+  const { clock } = fastify
+  const { store, accessTokens, securityEvents, statusList } = fastify
+  const refreshTtlMs = options.refreshTokenTtlSeconds * 1000
+  const reuseGraceMs = options.refreshReuseGraceSeconds * 1000
+  const maxAgeMs = options.sessionMaxAgeSeconds * 1000
+  const reauthMaxAgeMs = options.reauthMaxAgeSeconds * 1000
+  const touches = new TouchThrottle()
+
+  /** A new refresh token of the session, expiring at the earlier of its own lifetime and the session's end. */
+  function newTokenRecord (userId: number, familyId: string, now: Date, sessionEndsAt: number) {
+    const refreshToken = newRandomToken()
+    const expiresAt = new Date(Math.min(now.getTime() + refreshTtlMs, sessionEndsAt))
+    const record = { tokenHash: hashToken(refreshToken), userId, familyId, expiresAt }
+    // Whole seconds, rounded down: a cookie never outlives its token.
+    return { refreshToken, record, maxAge: Math.floor((expiresAt.getTime() - now.getTime()) / 1000) }
+  }
+
+  async function findLiveFamilyToken (refreshToken: string, now: Date): Promise<FoundRefreshToken> {
+    const record = await store.findRefreshToken(hashToken(refreshToken))
+    if (record === undefined || record.revokedAt !== null || record.expiresAt <= now) throw new InvalidRefreshTokenError()
+    return record
+  }
+
+  const sessionEnd = (record: FoundRefreshToken) => (record.sessionStartedAt ?? record.createdAt).getTime() + maxAgeMs
+
+  const sessions: Sessions = {
+    async start (userId, client, { authenticatedAt } = {}) {
+      const sessionId = randomUUID()
+      const now = currentDate(clock)
+      const { refreshToken, record, maxAge } = newTokenRecord(userId, sessionId, now, now.getTime() + maxAgeMs)
+      await store.startSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt }, record, now)
+      const status = statusList.claim(await assignRandomStatusIndex(store, sessionId))
+      return { userId, sessionId, refreshToken, refreshTokenMaxAge: maxAge, accessToken: accessTokens.sign({ userId, sessionId, status }) }
+    },
+
+    async refresh (refreshToken, { rotate, expectedUserId }, client) {
+      const now = currentDate(clock)
+      const record = await findLiveFamilyToken(refreshToken, now)
+      if (expectedUserId !== undefined && record.userId !== expectedUserId) throw new TokenMismatchError()
+      const endsAt = sessionEnd(record)
+      if (endsAt <= now.getTime()) throw new SessionExpiredError()
+
+      const { userId, familyId: sessionId } = record
+      if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
+      const status = record.statusIndex === null ? undefined : statusList.claim(record.statusIndex)
+      const issued = { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status }) }
+      if (record.rotatedAt !== null) {
+        if (now.getTime() - record.rotatedAt.getTime() < reuseGraceMs) return issued
+        await store.revokeFamily(sessionId, now)
+        await securityEvents.record('refresh_token_reused', client, { userId, sessionId })
+        throw new RefreshTokenReusedError()
+      }
+      if (!rotate) return issued
+
+      const successor = newTokenRecord(userId, sessionId, now, endsAt)
+      if (await store.rotateRefreshToken(record.tokenHash, successor.record, now)) {
+        return { ...issued, refreshToken: successor.refreshToken, refreshTokenMaxAge: successor.maxAge }
+      }
+      // Another request rotated (or revoked) this token between our read and our write: judge it again as it is now.
+      return await sessions.refresh(refreshToken, { rotate, expectedUserId }, client)
+    },
+
+    async renew (claims, refreshToken, client) {
+      if (refreshToken !== undefined) {
+        const record = await store.findRefreshToken(hashToken(refreshToken))
+        if (record?.familyId === claims.sessionId) return await sessions.refresh(refreshToken, { rotate: true, expectedUserId: claims.userId }, client)
+      }
+      return { userId: claims.userId, sessionId: claims.sessionId, accessToken: accessTokens.sign(claims) }
+    },
+
+    async end (refreshToken, client) {
+      const record = await store.findRefreshToken(hashToken(refreshToken))
+      if (record === undefined || record.revokedAt !== null) return
+      await store.revokeFamily(record.familyId, currentDate(clock))
+      await securityEvents.record('session_revoked', client, { userId: record.userId, sessionId: record.familyId, detail: { reason: 'logout' } })
+    },
+
+    async endOne (userId, sessionId, client) {
+      const session = await store.findSession(sessionId)
+      // Another user's session is as unknown as one that never was.
+      if (session === undefined || session.userId !== userId) throw new SessionNotFoundError()
+      await store.revokeFamily(session.id, currentDate(clock))
+      await securityEvents.record('session_revoked', client, { userId, sessionId, detail: { reason: 'ended by the user' } })
+    },
+
+    async endAll (userId, client, { exceptSessionId } = {}) {
+      const ended = await store.revokeUserSessions(userId, currentDate(clock), { exceptFamilyId: exceptSessionId })
+      if (ended > 0) await securityEvents.record('session_revoked', client, { userId, detail: { reason: 'all sessions ended', sessions: ended } })
+      return ended
+    },
+
+    async requireFresh (sessionId) {
+      const provedAt = await sessions.authenticatedAt(sessionId)
+      if (clock.now() - provedAt.getTime() > reauthMaxAgeMs) throw new ReauthenticationRequiredError()
+    },
+
+    async markAuthenticated (sessionId) {
+      await store.markSessionAuthenticated(sessionId, currentDate(clock))
+    },
+
+    async authenticatedAt (sessionId) {
+      const session = await store.findSession(sessionId)
+      if (session === undefined) throw new SessionRevokedError()
+      return session.authenticatedAt
+    }
+  }
+  fastify.decorate('sessions', sessions)
+}, { name: 'sessions', dependencies: ['store', 'tokens', 'security-events', 'status-list'] })
