@@ -56,8 +56,22 @@ interface Options {
 
 type Output = (line: string) => void
 
+/** Where a command writes its lines and which environment it reads (settings): the process's, unless a test passes its own. */
+export interface AdminIo {
+  out: Output
+  err: Output
+  env: Record<string, string | undefined>
+}
+
+const processIo: AdminIo = {
+  out: line => { process.stdout.write(`${line}\n`) },
+  err: line => { process.stderr.write(`${line}\n`) },
+  env: process.env
+}
+
 /** Runs one admin command; resolves to the exit code. src/cli.ts (and the single executable) call it. */
-export async function runAdmin (argv: string[], out: Output = line => { process.stdout.write(`${line}\n`) }): Promise<number> {
+export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Promise<number> {
+  const { out, err, env } = { ...processIo, ...io }
   let parsed
   try {
     parsed = parseArgs({
@@ -74,7 +88,7 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
       }
     })
   } catch (error) {
-    return usage((error as Error).message)
+    return usage(err, (error as Error).message)
   }
   const { values, positionals } = parsed
   if (values.help || positionals[0] === 'help') {
@@ -87,7 +101,7 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
   }
 
   if (positionals.length === 0) {
-    console.error(HELP)
+    err(HELP)
     return 2
   }
 
@@ -96,37 +110,38 @@ export async function runAdmin (argv: string[], out: Output = line => { process.
     const command = commandFor(positionals)
     // Loaded only now, so that --help and usage errors answer at once.
     const [{ loadConfig }, { openStore }] = await Promise.all([import('../core/config.js'), import('../db/open.js')])
-    const config = loadConfig()
+    const config = loadConfig(env)
     const databaseUrl = values.database ?? config.databaseUrl
     const sealer = config.signingKeyEncryptionKey === undefined ? undefined : createSealer(config.signingKeyEncryptionKey)
     store = await openStore(databaseUrl)
-    await command(store, { json: values.json, limit: values.limit, after: values.after, before: values.before }, out, { databaseUrl, sealer })
+    await command(store, { json: values.json, limit: values.limit, after: values.after, before: values.before }, out, { databaseUrl, sealer, env })
     return 0
   } catch (error) {
-    if (error instanceof UsageError) return usage(error.message)
-    if (error instanceof CommandError) printError(`error: ${error.message}`)
-    else if (error instanceof StoreUnavailableError) printError(`error: the store is unavailable (locked, busy or unreachable); retry: ${(error.cause as Error)?.message ?? ''}`)
-    else printError(`error: ${(error as Error).message}`)
+    if (error instanceof UsageError) return usage(err, error.message)
+    if (error instanceof CommandError) printError(err, `error: ${error.message}`)
+    else if (error instanceof StoreUnavailableError) printError(err, `error: the store is unavailable (locked, busy or unreachable); retry: ${(error.cause as Error)?.message ?? ''}`)
+    else printError(err, `error: ${(error as Error).message}`)
     return 1
   } finally {
     await store?.close()
   }
 }
 
-function usage (message: string): number {
-  printError(`${message}\nRun account-service --help for the commands.`)
+function usage (err: Output, message: string): number {
+  printError(err, `${message}\nRun account-service --help for the commands.`)
   return 2
 }
 
 /** An error line on stderr; what it quotes (an argument, a store's message) shows its control characters escaped. */
-function printError (text: string): void {
-  console.error(visible(text, { lineBreaks: true }))
+function printError (err: Output, text: string): void {
+  err(visible(text, { lineBreaks: true }))
 }
 
 /** What a command knows besides its options: the store's URL and SIGNING_KEY_ENCRYPTION_KEY's sealer. */
 interface Context {
   databaseUrl: string
   sealer?: Sealer
+  env: AdminIo['env']
 }
 
 type Command = (store: AccountStore, options: Options, out: Output, context: Context) => Promise<void>
@@ -192,11 +207,11 @@ async function rotateKey (store: AccountStore, options: Options, out: Output, { 
   print(out, options, describeKey(key), `added signing key ${key.kid} (${key.algorithm}); running instances sign with it once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL), and the old key verifies until its tokens have expired`)
 }
 
-async function calibrateHash (store: AccountStore, options: Options, out: Output) {
+async function calibrateHash (store: AccountStore, options: Options, out: Output, { env }: Context) {
   const [{ loadConfig }, { createHashingPool }, { calibrate, HASH_PARAMETERS_SETTING, parseParameters, serializeParameters }] = await Promise.all([
     import('../core/config.js'), import('../core/passwords/hashing-pool.js'), import('../core/passwords/parameters.js')
   ])
-  const targetMs = loadConfig().passwordHashTargetMs
+  const targetMs = loadConfig(env).passwordHashTargetMs
   const previous = parseParameters(await store.readSetting(HASH_PARAMETERS_SETTING))
   const pool = createHashingPool({ size: 1 })
   try {

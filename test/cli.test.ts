@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import packageJson from '../package.json' with { type: 'json' }
+import { runAdmin } from '../src/admin.js'
 import { build } from './fixtures/build.js'
 import { loggedInUser, registerUser } from './fixtures/factories.js'
 import { enableTotp, mfaToken, verify } from './fixtures/mfa.js'
@@ -11,7 +12,7 @@ import { temporaryDatabase } from './fixtures/temporary.js'
 /** The built CLI, as `npx account-service` runs it (pretest builds it). */
 const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url))
 
-function cli (databaseUrl: string | undefined, ...args: string[]) {
+function spawnCli (databaseUrl: string | undefined, ...args: string[]) {
   const result = spawnSync(process.execPath, [CLI, ...args], {
     env: { PATH: process.env.PATH, ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }) },
     encoding: 'utf8',
@@ -20,34 +21,51 @@ function cli (databaseUrl: string | undefined, ...args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/**
+ * `account-service <args>` in this process, as the built CLI runs it (src/cli.ts calls runAdmin), with
+ * DATABASE_URL as given: a spawned CLI costs a second or two of start each, so only the test of the
+ * process itself (exit codes, --version) spawns the built one.
+ */
+async function cli (databaseUrl: string | undefined, ...args: string[]) {
+  const stdout: string[] = []
+  const stderr: string[] = []
+  const code = await runAdmin(args, {
+    out: line => { stdout.push(`${line}\n`) },
+    err: line => { stderr.push(`${line}\n`) },
+    env: databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }
+  })
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') }
+}
+
 t.test('--help lists every command and exits 0; no command or a wrong one exits 2', async (t) => {
-  const help = cli(undefined, '--help')
+  const help = spawnCli(undefined, '--help')
   t.equal(help.code, 0)
   for (const command of ['migrate', 'keys list', 'keys rotate', 'users list', 'users show <id|email>', 'users delete <id>', 'sessions revoke <id|email>', 'mfa reset <id|email>']) {
     t.match(help.stdout, command)
   }
   t.match(help.stdout, /Exit codes: 0 done, 1 failed .*, 2 usage error/)
-  const none = cli(undefined)
+  const none = spawnCli(undefined)
   t.equal(none.code, 2)
   t.match(none.stderr, /^Usage: account-service <command>/)
+  t.equal(spawnCli(undefined, 'frobnicate').code, 2, 'the process exits with the code')
   for (const args of [['frobnicate'], ['users', 'delete', 'x'], ['--bogus', 'migrate']]) {
-    const wrong = cli(undefined, ...args)
+    const wrong = await cli(undefined, ...args)
     t.equal(wrong.code, 2, `${args.join(' ')}: exit 2`)
     t.match(wrong.stderr, /Run account-service --help for the commands\.\n$/)
     t.equal(wrong.stdout, '')
   }
-  t.equal(cli(undefined, '--version').stdout, `account-service ${packageJson.version} (Node ${process.version})\n`, 'the version, and the Node it runs on')
+  t.equal(spawnCli(undefined, '--version').stdout, `account-service ${packageJson.version} (Node ${process.version})\n`, 'the version, and the Node it runs on')
 })
 
 t.test('migrate creates and migrates the store named by DATABASE_URL or --database', async (t) => {
   const fromEnvironment = temporaryDatabase(t)
-  const migrated = cli(fromEnvironment, 'migrate')
-  t.equal(cli(fromEnvironment, 'migrate').code, 0, 'and again, changing nothing')
+  const migrated = await cli(fromEnvironment, 'migrate')
+  t.equal((await cli(fromEnvironment, 'migrate')).code, 0, 'and again, changing nothing')
   t.equal(migrated.code, 0, migrated.stderr)
   t.equal(migrated.stdout, `migrations applied to ${fromEnvironment}\n`)
   t.ok(existsSync(fromEnvironment))
   const fromOption = temporaryDatabase(t)
-  t.equal(cli(fromEnvironment, 'migrate', '--database', fromOption).code, 0)
+  t.equal((await cli(fromEnvironment, 'migrate', '--database', fromOption)).code, 0)
   t.ok(existsSync(fromOption), '--database wins over DATABASE_URL')
   const server = await build(t, { env: { DATABASE_URL: fromOption } })
   t.equal((await server.inject('/ready')).statusCode, 200, 'the service finds the store ready')
@@ -55,8 +73,8 @@ t.test('migrate creates and migrates the store named by DATABASE_URL or --databa
 
 t.test('a store that cannot be opened exits 1 with one error line', async (t) => {
   const file = temporaryDatabase(t)
-  t.equal(cli(file, 'migrate').code, 0)
-  const broken = cli(`${file}/accounts.db`, 'users', 'list')
+  t.equal((await cli(file, 'migrate')).code, 0)
+  const broken = await cli(`${file}/accounts.db`, 'users', 'list')
   t.equal(broken.code, 1)
   t.match(broken.stderr, /^error: .+\n$/)
 })
@@ -66,27 +84,27 @@ t.test('users list, show, delete against a store the service wrote', async (t) =
   const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
   const users = [await registerUser(server, 'cookie'), await registerUser(server, 'cookie'), await registerUser(server, 'cookie')]
 
-  const listed = cli(databaseUrl, 'users', 'list', '--json')
+  const listed = await cli(databaseUrl, 'users', 'list', '--json')
   t.equal(listed.code, 0, listed.stderr)
   const all = JSON.parse(listed.stdout)
   t.same(all.map((user: { id: number }) => user.id), users.map(user => user.id))
   t.same(Object.keys(all[0]).sort(), ['created_at', 'email', 'first_name', 'id', 'last_name', 'updated_at', 'username'], 'no password hash')
-  const page = JSON.parse(cli(databaseUrl, 'users', 'list', '--json', '--limit', '1', '--after', String(users[0].id)).stdout)
+  const page = JSON.parse((await cli(databaseUrl, 'users', 'list', '--json', '--limit', '1', '--after', String(users[0].id))).stdout)
   t.same(page.map((user: { id: number }) => user.id), [users[1].id], 'pages by --limit and --after')
 
-  const byEmail = cli(databaseUrl, 'users', 'show', users[1].email.toUpperCase(), '--json')
+  const byEmail = await cli(databaseUrl, 'users', 'show', users[1].email.toUpperCase(), '--json')
   t.equal(byEmail.code, 0)
   t.equal(JSON.parse(byEmail.stdout).id, users[1].id, 'by email, in any case')
-  t.match(cli(databaseUrl, 'users', 'show', String(users[1].id)).stdout, new RegExp(`^${users[1].id}  ${users[1].email}  `), 'by id, as text')
-  const unknown = cli(databaseUrl, 'users', 'show', 'nobody@example.com')
+  t.match((await cli(databaseUrl, 'users', 'show', String(users[1].id))).stdout, new RegExp(`^${users[1].id}  ${users[1].email}  `), 'by id, as text')
+  const unknown = await cli(databaseUrl, 'users', 'show', 'nobody@example.com')
   t.equal(unknown.code, 1)
   t.equal(unknown.stderr, 'error: no user with email nobody@example.com\n')
 
-  const deleted = cli(databaseUrl, 'users', 'delete', String(users[2].id))
+  const deleted = await cli(databaseUrl, 'users', 'delete', String(users[2].id))
   t.equal(deleted.code, 0)
   t.equal(deleted.stdout, `deleted user ${users[2].id} and their sessions\n`)
   t.equal((await server.inject({ method: 'POST', url: '/auth/login', payload: { email: users[2].email, password: users[2].password } })).statusCode, 401, 'the deleted user cannot log in')
-  const again = cli(databaseUrl, 'users', 'delete', String(users[2].id))
+  const again = await cli(databaseUrl, 'users', 'delete', String(users[2].id))
   t.equal(again.code, 1)
   t.equal(again.stderr, `error: no user with id ${users[2].id}\n`)
 })
@@ -96,7 +114,7 @@ t.test('sessions revoke ends every session of a user', async (t) => {
   const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
   const first = await loggedInUser(server, 'cookie')
   const otherUser = await loggedInUser(server, 'cookie')
-  const revoked = cli(databaseUrl, 'sessions', 'revoke', first.user.email)
+  const revoked = await cli(databaseUrl, 'sessions', 'revoke', first.user.email)
   t.equal(revoked.code, 0, revoked.stderr)
   t.equal(revoked.stdout, `revoked 1 session of user ${first.user.id} (${first.user.email})\n`)
   const refresh = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: first.refreshToken } })
@@ -104,7 +122,7 @@ t.test('sessions revoke ends every session of a user', async (t) => {
   t.equal(refresh.json().code, 'INVALID_REFRESH_TOKEN')
   const untouched = await server.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: otherUser.refreshToken } })
   t.equal(untouched.statusCode, 200, "another user's session lives on")
-  t.equal(JSON.parse(cli(databaseUrl, 'sessions', 'revoke', String(first.user.id), '--json').stdout).revoked, 0, 'nothing left to revoke')
+  t.equal(JSON.parse((await cli(databaseUrl, 'sessions', 'revoke', String(first.user.id), '--json')).stdout).revoked, 0, 'nothing left to revoke')
 })
 
 t.test('mfa reset turns off a user\'s TOTP and voids its recovery codes, recorded as a security event', async (t) => {
@@ -116,7 +134,7 @@ t.test('mfa reset turns off a user\'s TOTP and voids its recovery codes, recorde
   await enableTotp(server, 'cookie', bystander)
   const token = await mfaToken(server, session.user)
 
-  const reset = cli(databaseUrl, 'mfa', 'reset', session.user.email.toUpperCase())
+  const reset = await cli(databaseUrl, 'mfa', 'reset', session.user.email.toUpperCase())
   t.equal(reset.code, 0, reset.stderr)
   t.equal(reset.stdout, `turned off TOTP of user ${session.user.id} (${session.user.email}) and voided its recovery codes; the next login asks for the password only\n`)
   const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: session.user.email, password: session.user.password } })
@@ -124,17 +142,17 @@ t.test('mfa reset turns off a user\'s TOTP and voids its recovery codes, recorde
   t.equal((await verify(server, token, recoveryCodes[0])).statusCode, 401, 'a pending mfa_token and the recovery codes are void')
   const account = await server.inject({ method: 'GET', url: '/auth/account', cookies: { accessToken: login.json().accessToken } })
   t.same(account.json().mfa, { totp: false, passkeys: false, recovery_codes_left: 0 })
-  const events = JSON.parse(cli(databaseUrl, 'events', String(session.user.id), '--json').stdout)
+  const events = JSON.parse((await cli(databaseUrl, 'events', String(session.user.id), '--json')).stdout)
   t.match(events.find((event: { type: string }) => event.type === 'mfa_disabled'), { detail: { method: 'totp', reason: 'support reset' }, ip: null, sessionId: null })
   t.equal((await server.inject({ method: 'POST', url: '/auth/login', payload: { email: bystander.user.email, password: bystander.user.password } })).statusCode, 403,
     'another user keeps its TOTP')
 
-  const again = cli(databaseUrl, 'mfa', 'reset', String(session.user.id), '--json')
+  const again = await cli(databaseUrl, 'mfa', 'reset', String(session.user.id), '--json')
   t.equal(again.code, 0)
   t.same(JSON.parse(again.stdout), { userId: session.user.id, reset: false }, 'nothing to reset; no second event')
-  t.equal(JSON.parse(cli(databaseUrl, 'events', String(session.user.id), '--json').stdout).filter((event: { type: string }) => event.type === 'mfa_disabled').length, 1)
-  t.equal(cli(databaseUrl, 'mfa', 'reset', 'nobody@example.com').code, 1)
-  t.equal(cli(databaseUrl, 'mfa', 'reset').code, 2)
+  t.equal(JSON.parse((await cli(databaseUrl, 'events', String(session.user.id), '--json')).stdout).filter((event: { type: string }) => event.type === 'mfa_disabled').length, 1)
+  t.equal((await cli(databaseUrl, 'mfa', 'reset', 'nobody@example.com')).code, 1)
+  t.equal((await cli(databaseUrl, 'mfa', 'reset')).code, 2)
 })
 
 t.test('keys rotate adds a key that new access tokens are signed with', async (t) => {
@@ -143,11 +161,11 @@ t.test('keys rotate adds a key that new access tokens are signed with', async (t
   const oldKid = (await before.inject('/.well-known/jwks.json')).json().keys[0].kid
   await before.close()
 
-  const rotated = cli(databaseUrl, 'keys', 'rotate', '--json')
+  const rotated = await cli(databaseUrl, 'keys', 'rotate', '--json')
   t.equal(rotated.code, 0, rotated.stderr)
   const newKid = JSON.parse(rotated.stdout).kid
   t.not(newKid, oldKid)
-  const listed = cli(databaseUrl, 'keys', 'list')
+  const listed = await cli(databaseUrl, 'keys', 'list')
   t.equal(listed.code, 0)
   t.match(listed.stdout, new RegExp(`^${oldKid}  EdDSA  \\S+\\n${newKid}  EdDSA  \\S+  \\(signs\\)\\n$`))
   t.notMatch(rotated.stdout, /PRIVATE/, 'never the private key')

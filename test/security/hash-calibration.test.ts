@@ -54,10 +54,7 @@ t.test('`account-service hash calibrate` measures again and stores new parameter
   const databaseUrl = temporaryDatabase(t)
   await storeParameters(databaseUrl, OWASP_MINIMUM)
   const lines: string[] = []
-  const previousTarget = process.env.PASSWORD_HASH_TARGET
-  process.env.PASSWORD_HASH_TARGET = '1s'
-  t.teardown(() => { if (previousTarget === undefined) delete process.env.PASSWORD_HASH_TARGET; else process.env.PASSWORD_HASH_TARGET = previousTarget })
-  t.equal(await runAdmin(['hash', 'calibrate', '--database', databaseUrl, '--json'], line => lines.push(line)), 0)
+  t.equal(await runAdmin(['hash', 'calibrate', '--database', databaseUrl, '--json'], { out: line => lines.push(line), env: { PASSWORD_HASH_TARGET: '1s' } }), 0)
   const stored = await storedParameters(databaseUrl)
   t.ok(stored !== undefined && stored.timeCost > OWASP_MINIMUM.timeCost, `a 1 s target takes more than the minimum's passes (${stored?.timeCost})`)
   t.equal(stored?.memoryCost, OWASP_MINIMUM.memoryCost)

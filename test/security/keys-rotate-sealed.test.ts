@@ -21,19 +21,11 @@ async function sealedStore (t: Test): Promise<string> {
 
 /** `account-service keys rotate` in this process, with SIGNING_KEY_ENCRYPTION_KEY as given (or unset). */
 async function rotate (t: Test, databaseUrl: string, encryptionKey: string | undefined) {
-  const previous = process.env.SIGNING_KEY_ENCRYPTION_KEY
-  if (encryptionKey === undefined) delete process.env.SIGNING_KEY_ENCRYPTION_KEY
-  else process.env.SIGNING_KEY_ENCRYPTION_KEY = encryptionKey
-  const errors = t.capture(console, 'error', () => {})
   const printed: string[] = []
-  try {
-    const code = await runAdmin(['keys', 'rotate', '--database', databaseUrl], line => { printed.push(line) })
-    return { code, stdout: printed.join('\n'), stderr: errors().map(call => call.args.join(' ')).join('\n') }
-  } finally {
-    errors.restore()
-    if (previous === undefined) delete process.env.SIGNING_KEY_ENCRYPTION_KEY
-    else process.env.SIGNING_KEY_ENCRYPTION_KEY = previous
-  }
+  const errors: string[] = []
+  const env = encryptionKey === undefined ? {} : { SIGNING_KEY_ENCRYPTION_KEY: encryptionKey }
+  const code = await runAdmin(['keys', 'rotate', '--database', databaseUrl], { out: line => { printed.push(line) }, err: line => { errors.push(line) }, env })
+  return { code, stdout: printed.join('\n'), stderr: errors.join('\n') }
 }
 
 async function storedKeys (databaseUrl: string) {

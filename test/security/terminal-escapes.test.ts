@@ -17,7 +17,7 @@ const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\
 
 async function cliOutput (...argv: string[]): Promise<{ code: number, output: string }> {
   const lines: string[] = []
-  const code = await runAdmin(argv, line => { lines.push(line) })
+  const code = await runAdmin(argv, { out: line => { lines.push(line) } })
   return { code, output: lines.join('\n') }
 }
 
