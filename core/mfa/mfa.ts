@@ -1,6 +1,5 @@
-import fp from 'fastify-plugin'
-import { currentDate } from '../clock.js'
-import type { MfaAttempt, MfaChallengeRecord, MfaProof, TotpRecord } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import type { AccountStore, MfaAttempt, MfaChallengeRecord, MfaProof, SecondFactorsStore, TotpRecord } from '../../db/store.js'
 import { TotpAlreadyEnabledError, TotpNotEnabledError, TotpSetupNotStartedError, InvalidMfaSetupCodeError } from '../errors.js'
 import { mfaLockedMail, signInMethodNotice } from '../mails.js'
 import { hashRecoveryCode, newRecoveryCodes } from './recovery-codes.js'
@@ -8,14 +7,11 @@ import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from './totp.js'
 import { createSealer, isSealed } from '../secrets/sealing.js'
 import { hashToken, newRandomToken } from '../tokens/random-token.js'
 import type { Actor } from '../accounts/account.js'
+import type { SecurityEvents } from '../events/security-events.js'
+import type { Mailer } from '../mail/mailer.js'
+import type { Sessions } from '../sessions/sessions.js'
 import type { MfaStatus } from './status.js'
 export type { MfaStatus } from './status.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    mfa: Mfa
-  }
-}
 
 /** Wrong codes one mfa_token takes before it is void (the account lockout counts them too). */
 export const MFA_MAX_FAILURES = 5
@@ -92,6 +88,15 @@ export interface MfaOptions {
   signingKeyEncryptionKey?: Buffer
 }
 
+export interface MfaDependencies {
+  /** The second factors, and the user's passkeys (status reports whether there is any). */
+  store: SecondFactorsStore & Pick<AccountStore, 'listPasskeys'>
+  clock: Clock
+  sessions: Pick<Sessions, 'requireFresh' | 'endAll'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  mailer: Pick<Mailer, 'enqueue' | 'forOutbox' | 'wake'>
+}
+
 /** A TOTP secret whose sealed form the configured key cannot open (or there is no key): a 500, logged. */
 class TotpSecretUnavailableError extends Error {}
 
@@ -101,9 +106,7 @@ class TotpSecretUnavailableError extends Error {}
  * recovery codes and mfa_tokens are stored only as hashes. The login's second step, under the
  * account lockout, is authentication.completeMfaLogin.
  */
-export default fp<MfaOptions>(async (fastify, options) => {
-  const { clock } = fastify
-  const { store, sessions, securityEvents, mailer } = fastify
+export function createMfa ({ store, clock, sessions, securityEvents, mailer }: MfaDependencies, options: MfaOptions): Mfa {
   const sealer = options.signingKeyEncryptionKey === undefined ? undefined : createSealer(options.signingKeyEncryptionKey)
   const ttlMs = options.mfaTokenTtlSeconds * 1000
   // The owner as associated data: a sealed secret copied onto another user's row does not open.
@@ -218,5 +221,5 @@ export default fp<MfaOptions>(async (fastify, options) => {
       await store.forgiveMfaFailures(userId, MFA_MAX_WRONG_CODES - MFA_WRONG_CODES_AFTER_RESET)
     }
   }
-  fastify.decorate('mfa', mfa)
-}, { name: 'mfa', dependencies: ['store', 'sessions', 'security-events', 'mailer'] })
+  return mfa
+}

@@ -1,25 +1,23 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type {
   AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON, VerifiedRegistrationResponse
 } from '@simplewebauthn/server'
-import fp from 'fastify-plugin'
-import { currentDate } from '../clock.js'
-import type { PasskeyRecord, UserRecord, WebauthnChallengePurpose } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import type { PasskeyRecord, PasskeysStore, UserRecord, UsersStore } from '../../db/store.js'
 import {
   EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
 } from '../errors.js'
 import { signInMethodNotice } from '../mails.js'
-import { hashToken } from '../tokens/random-token.js'
-import type { Client } from '../events/security-events.js'
-import type { StartedSession } from '../sessions/sessions.js'
+import type { Logger } from '../logger.js'
+import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { LoginThrottle } from '../lockout/login-throttle.js'
+import type { Mailer } from '../mail/mailer.js'
+import type { Sessions, StartedSession } from '../sessions/sessions.js'
+import { createWebauthnChallenges, PASSKEY_CHALLENGE_TTL_MS } from './challenges.js'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    passkeys: Passkeys
-  }
-}
+export { PASSKEY_CHALLENGE_TTL_MS } from './challenges.js'
 
 /**
  * @simplewebauthn/server, loaded at the first ceremony: it takes about 25 MB and 0.4 s to load
@@ -28,8 +26,6 @@ declare module 'fastify' {
 let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined
 const webauthn = async () => await (webauthnLibrary ??= import('@simplewebauthn/server'))
 
-/** How long a challenge (and so a ceremony in the browser) lasts. */
-export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000
 /** The name a passkey gets when the client gives none. */
 export const DEFAULT_PASSKEY_NAME = 'Passkey'
 
@@ -65,22 +61,21 @@ export interface PasskeysOptions {
   requireEmailVerification: boolean
 }
 
+export interface PasskeysDependencies {
+  store: PasskeysStore & Pick<UsersStore, 'findUserById'>
+  clock: Clock
+  log: Logger
+  sessions: Pick<Sessions, 'start' | 'markAuthenticated'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  loginThrottle: Pick<LoginThrottle, 'succeeded'>
+  mailer: Pick<Mailer, 'enqueue'>
+}
+
 /**
  * The WebAuthn user handle of a user: its id as text. Stable, so an authenticator keeps one
  * credential per account, and checked against the credential's owner at login.
  */
 const userHandleOf = (userId: number) => new TextEncoder().encode(String(userId))
-
-/** The challenge the browser signed, read from clientDataJSON; undefined when that is not JSON with one. */
-function challengeIn (clientDataJSON: string): string | undefined {
-  try {
-    const clientData: unknown = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8'))
-    const challenge = (clientData as { challenge?: unknown } | null)?.challenge
-    return typeof challenge === 'string' && challenge !== '' ? challenge : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * Passkeys (WebAuthn Level 3 through @simplewebauthn/server). Challenges are 256 random bits,
@@ -88,26 +83,12 @@ function challengeIn (clientDataJSON: string): string | undefined {
  * is judged, so each is good for one try. A registration challenge belongs to the user who asked
  * for it. A login needs user verification (the authenticator's PIN or biometrics): possession and
  * verification make it a whole login, with no second factor after it. The signature counter is
- * judged after the signature: a counter that goes back is refused and recorded.
+ * judged after the signature: a counter that goes back is refused and recorded. The challenges
+ * are ./challenges.ts.
  */
-export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requireEmailVerification }) => {
-  const { clock } = fastify
-  const { store, sessions, securityEvents, loginThrottle, mailer, log } = fastify
-
-  async function issueChallenge (purpose: WebauthnChallengePurpose, userId: number | null): Promise<Uint8Array<ArrayBuffer>> {
-    const challenge = new Uint8Array(randomBytes(32))
-    const now = currentDate(clock)
-    const challengeHash = hashToken(Buffer.from(challenge).toString('base64url'))
-    await store.createWebauthnChallenge({ challengeHash, purpose, userId, expiresAt: new Date(now.getTime() + PASSKEY_CHALLENGE_TTL_MS) }, now)
-    return challenge
-  }
-
-  /** Uses up the challenge the answer was made for and returns it; undefined when it was unknown, used, expired or (registration) another user's. */
-  async function consumeChallenge (clientDataJSON: string, purpose: WebauthnChallengePurpose, userId?: number): Promise<string | undefined> {
-    const challenge = challengeIn(clientDataJSON)
-    if (challenge === undefined) return undefined
-    return await store.consumeWebauthnChallenge(hashToken(challenge), purpose, currentDate(clock), userId) ? challenge : undefined
-  }
+export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, origins, requireEmailVerification }: PasskeysOptions): Passkeys {
+  const { store, clock, log, sessions, securityEvents, loginThrottle, mailer } = deps
+  const challenges = createWebauthnChallenges({ store, clock })
 
   async function ownPasskey (userId: number, id: string): Promise<PasskeyRecord> {
     const passkey = (await store.listPasskeys(userId)).find(candidate => candidate.id === id)
@@ -120,7 +101,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
    * recorded; 401 INVALID_PASSKEY or PASSKEY_COUNTER_REGRESSED, each failure recorded against the passkey's owner.
    */
   async function verifiedAssertion (response: AuthenticationResponseJSON, client: Client): Promise<PasskeyRecord> {
-    const challenge = await consumeChallenge(response.response.clientDataJSON, 'authentication')
+    const challenge = await challenges.consume(response.response.clientDataJSON, 'authentication')
     if (challenge === undefined) throw new InvalidPasskeyError()
     const passkey = await store.findPasskeyByCredentialId(response.id)
     if (passkey === undefined) throw new InvalidPasskeyError()
@@ -170,7 +151,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
         userName: user.email,
         userID: userHandleOf(user.id),
         userDisplayName: `${user.firstName} ${user.lastName}`,
-        challenge: await issueChallenge('registration', user.id),
+        challenge: await challenges.issue('registration', user.id),
         timeout: PASSKEY_CHALLENGE_TTL_MS,
         attestationType: 'none',
         excludeCredentials: existing.map(passkey => ({ id: passkey.credentialId, transports: passkey.transports })),
@@ -180,7 +161,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     },
 
     async register (user, response, name, client, sessionId) {
-      const challenge = await consumeChallenge(response.response.clientDataJSON, 'registration', user.id)
+      const challenge = await challenges.consume(response.response.clientDataJSON, 'registration', user.id)
       if (challenge === undefined) throw new InvalidPasskeyRegistrationError('The registration challenge is unknown, already used or expired: ask for new registration options')
       let verification: VerifiedRegistrationResponse
       try {
@@ -225,7 +206,7 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
     async authenticationOptions () {
       return await (await webauthn()).generateAuthenticationOptions({
         rpID: rpId,
-        challenge: await issueChallenge('authentication', null),
+        challenge: await challenges.issue('authentication', null),
         timeout: PASSKEY_CHALLENGE_TTL_MS,
         userVerification: 'required',
         allowCredentials: []
@@ -255,5 +236,5 @@ export default fp<PasskeysOptions>(async (fastify, { rpId, rpName, origins, requ
       await securityEvents.record('reauthenticated', client, { userId: user.id, sessionId, detail: { method: 'passkey', passkey_id: passkey.id } })
     }
   }
-  fastify.decorate('passkeys', passkeys)
-}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'login-throttle', 'mailer'] })
+  return passkeys
+}

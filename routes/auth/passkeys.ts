@@ -19,7 +19,7 @@ const FRESH = 'Needs a fresh session: a sign-in or re-authentication within REAU
 
 /**
  * Passkeys: adding, listing, renaming and removing one's own (signed in), and logging in with
- * one (no session). HTTP only; the rules are plugins/app/passkeys.ts.
+ * one (no session). HTTP only; the rules are core/passkeys/passkeys.ts.
  */
 const passkeyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { variant, transport, rateLimit, signedIn } = fastify.routeContext
