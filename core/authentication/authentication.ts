@@ -1,16 +1,11 @@
-import fp from 'fastify-plugin'
-import type { UserRecord } from '../../db/store.js'
+import type { AccountStore, UserRecord } from '../../db/store.js'
 import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
-import type { Reservation } from '../lockout/login-throttle.js'
-import { MFA_MAX_WRONG_CODES, type MfaVerdict } from '../mfa/mfa.js'
-import type { Client } from '../events/security-events.js'
-import type { StartedSession } from '../sessions/sessions.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    authentication: Authentication
-  }
-}
+import type { LoginThrottle, Reservation } from '../lockout/login-throttle.js'
+import type { Logger } from '../logger.js'
+import { MFA_MAX_WRONG_CODES, type Mfa, type MfaVerdict } from '../mfa/mfa.js'
+import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { Passwords } from '../passwords/passwords.js'
+import type { Sessions, StartedSession } from '../sessions/sessions.js'
 
 export interface Authentication {
   /**
@@ -46,6 +41,16 @@ export interface AuthenticationOptions {
   requireEmailVerification: boolean
 }
 
+export interface AuthenticationDependencies {
+  store: Pick<AccountStore, 'findUserByEmail' | 'findUserById' | 'updateUser' | 'countRecoveryCodes'>
+  passwords: Passwords
+  loginThrottle: LoginThrottle
+  sessions: Pick<Sessions, 'start' | 'markAuthenticated'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  mfa: Pick<Mfa, 'isRequired' | 'challenge' | 'openChallenge' | 'attempt' | 'confirmCode' | 'providerOf'>
+  log: Logger
+}
+
 /**
  * Every check of a password or second-factor code against an account, in one
  * place, under the account lockout: the attempt is reserved before the hash is
@@ -53,9 +58,9 @@ export interface AuthenticationOptions {
  * password, or, for an account with TOTP, only by a right code at the login's
  * second step. Failures and lockouts are security events.
  */
-export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerification }) => {
-  const { store, passwords, loginThrottle, sessions, securityEvents, mfa } = fastify
-
+export function createAuthentication (
+  { store, passwords, loginThrottle, sessions, securityEvents, mfa, log }: AuthenticationDependencies, { requireEmailVerification }: AuthenticationOptions
+): Authentication {
   /**
    * Checks the password under a reserved attempt; `matches` is true when it matched, and then the failures
    * are cleared, unless `settleMatch` is false: the caller then settles the reservation itself.
@@ -130,7 +135,7 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
         try {
           await store.updateUser(user.id, { passwordHash: await passwords.hash(password) })
         } catch (error) {
-          fastify.log.warn({ err: error, userId: user.id }, 'password rehash failed; retried at the next login')
+          log.warn({ err: error, userId: user.id }, 'password rehash failed; retried at the next login')
         }
       }
       if (secondStep) throw mfaRequired(await mfa.challenge(user.id))
@@ -200,5 +205,5 @@ export default fp<AuthenticationOptions>(async (fastify, { requireEmailVerificat
       await securityEvents.record('reauthenticated', client, { ...subject, detail: { method } })
     }
   }
-  fastify.decorate('authentication', authentication)
-}, { name: 'authentication', dependencies: ['store', 'passwords', 'login-throttle', 'sessions', 'security-events', 'mfa'] })
+  return authentication
+}

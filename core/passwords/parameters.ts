@@ -1,4 +1,4 @@
-import type { AccountStore } from '../../db/store.js'
+import type { SettingsStore } from '../../db/store.js'
 import type { Argon2Parameters, Calibration, HashingPool } from './hashing-pool.js'
 
 /** The settings row (db `settings`) that holds the Argon2id parameters every instance hashes with. */
@@ -33,7 +33,7 @@ export function serializeParameters ({ memoryCost, timeCost, parallelism }: Argo
  * The parameters this instance hashes with: the stored ones; with none stored (the first start), a
  * calibration stored for every instance. Instances starting together keep whichever was stored first.
  */
-export async function sharedParameters (store: AccountStore, pool: HashingPool, targetMs: number): Promise<{ parameters: Argon2Parameters, calibration?: Calibration }> {
+export async function sharedParameters (store: SettingsStore, pool: HashingPool, targetMs: number): Promise<{ parameters: Argon2Parameters, calibration?: Calibration }> {
   const stored = parseParameters(await store.readSetting(HASH_PARAMETERS_SETTING))
   if (stored !== undefined) return { parameters: stored }
   const calibration = await calibrate(pool, targetMs)

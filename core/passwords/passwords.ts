@@ -1,13 +1,8 @@
 import type { Algorithm } from '@node-rs/argon2'
-import fp from 'fastify-plugin'
-import { createHashingPool } from './hashing-pool.js'
+import type { SettingsStore } from '../../db/store.js'
+import type { Logger } from '../logger.js'
+import { createHashingPool, type HashingPool } from './hashing-pool.js'
 import { OWASP_MINIMUM, phcPrefix, sharedParameters } from './parameters.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    passwords: Passwords
-  }
-}
 
 export interface Passwords {
   hash (password: string): Promise<string>
@@ -32,16 +27,36 @@ export interface PasswordsOptions {
   hashTargetMs: number
 }
 
+export interface PasswordsDependencies {
+  /** Where the Argon2id parameters every instance hashes with are kept. */
+  store: SettingsStore
+  log: Logger
+}
+
+/** The service, and how to end its hashing threads (the plugin calls close() from onClose). */
+export interface ClosablePasswords extends Passwords {
+  close (): Promise<void>
+}
+
 /**
  * Hashing runs off the event loop, on one low-priority thread per core (core/passwords/hashing-pool.ts),
  * with the Argon2id parameters stored for every instance; the first start calibrates them to this host
  * (core/passwords/parameters.ts).
  */
-export default fp<PasswordsOptions>(async (fastify, { queueMax, hashTargetMs }) => {
+export async function createPasswords ({ store, log }: PasswordsDependencies, { queueMax, hashTargetMs }: PasswordsOptions): Promise<ClosablePasswords> {
   const pool = createHashingPool({ maxQueued: queueMax })
-  fastify.addHook('onClose', () => pool.close())
-  const { parameters, calibration } = await sharedParameters(fastify.store, pool, hashTargetMs)
-  if (calibration !== undefined) fastify.log.info({ calibration, parameters }, 'password hash parameters calibrated to this host and stored')
+  try {
+    return await startPasswords(pool, store, log, hashTargetMs)
+  } catch (error) {
+    // A failed start ends the threads it started: nobody else holds the pool to close it.
+    await pool.close()
+    throw error
+  }
+}
+
+async function startPasswords (pool: HashingPool, store: SettingsStore, log: Logger, hashTargetMs: number): Promise<ClosablePasswords> {
+  const { parameters, calibration } = await sharedParameters(store, pool, hashTargetMs)
+  if (calibration !== undefined) log.info({ calibration, parameters }, 'password hash parameters calibrated to this host and stored')
   const options = { algorithm: ARGON2ID, ...parameters }
   const current = phcPrefix(parameters)
   const hash = async (password: string) => await pool.run({ op: 'hash', password, options }) as string
@@ -49,7 +64,7 @@ export default fp<PasswordsOptions>(async (fastify, { queueMax, hashTargetMs }) 
   // A real hash of a random secret, with the same parameters: verifying against it costs what a real verification costs.
   const dummyHash = await hash(crypto.randomUUID())
 
-  const passwords: Passwords = {
+  const passwords: ClosablePasswords = {
     hash,
     async verify (passwordHash, password) {
       try {
@@ -64,7 +79,8 @@ export default fp<PasswordsOptions>(async (fastify, { queueMax, hashTargetMs }) 
       await passwords.verify(dummyHash, password)
       return false
     },
-    needsRehash: (passwordHash) => !passwordHash.startsWith(current)
+    needsRehash: (passwordHash) => !passwordHash.startsWith(current),
+    close: () => pool.close()
   }
-  fastify.decorate('passwords', passwords)
-}, { name: 'passwords', dependencies: ['store'] })
+  return passwords
+}

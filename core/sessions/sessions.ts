@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import fp from 'fastify-plugin'
-import { currentDate } from '../clock.js'
-import type { FoundRefreshToken } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import type { FoundRefreshToken, SessionsStore } from '../../db/store.js'
 import {
   InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
   SessionNotFoundError, SessionRevokedError, TokenMismatchError
@@ -9,14 +8,9 @@ import {
 import { assignRandomStatusIndex } from '../revocations/status-list.js'
 import { TouchThrottle } from './touch-throttle.js'
 import { hashToken, newRandomToken } from '../tokens/random-token.js'
-import type { AccessTokenClaims } from '../tokens/access-tokens.js'
-import type { Client } from '../events/security-events.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    sessions: Sessions
-  }
-}
+import type { AccessTokenClaims, AccessTokens } from '../tokens/access-tokens.js'
+import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { StatusLists } from '../revocations/status-lists.js'
 
 /** The tokens a login or refresh hands out. refreshToken is absent when the refresh token was not replaced. */
 export interface IssuedTokens {
@@ -69,6 +63,14 @@ export interface SessionsOptions {
   reauthMaxAgeSeconds: number
 }
 
+export interface SessionsDependencies {
+  store: SessionsStore
+  clock: Clock
+  accessTokens: Pick<AccessTokens, 'sign'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  statusList: Pick<StatusLists, 'claim'>
+}
+
 /**
  * Sessions are refresh-token families. A login starts one; each rotation adds
  * the successor token and marks its predecessor rotated. Presenting a rotated
@@ -78,9 +80,7 @@ export interface SessionsOptions {
  * SESSION_MAX_AGE from its login however often it is refreshed, and remembers
  * when its user last proved the password (re-authentication).
  */
-export default fp<SessionsOptions>(async (fastify, options) => {
-  const { clock } = fastify
-  const { store, accessTokens, securityEvents, statusList } = fastify
+export function createSessions ({ store, clock, accessTokens, securityEvents, statusList }: SessionsDependencies, options: SessionsOptions): Sessions {
   const refreshTtlMs = options.refreshTokenTtlSeconds * 1000
   const reuseGraceMs = options.refreshReuseGraceSeconds * 1000
   const maxAgeMs = options.sessionMaxAgeSeconds * 1000
@@ -185,5 +185,5 @@ export default fp<SessionsOptions>(async (fastify, options) => {
       return session.authenticatedAt
     }
   }
-  fastify.decorate('sessions', sessions)
-}, { name: 'sessions', dependencies: ['store', 'tokens', 'security-events', 'status-list'] })
+  return sessions
+}

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { lockedUntil, MAX_TRACKED_KEYS, memoryFailureStore, type LockoutPolicy } from '../../core/lockout/login-throttle.js'
+import { lockedUntil, type LockoutPolicy } from '../../core/lockout/failure-store.js'
+import { MAX_TRACKED_KEYS, memoryFailureStore } from '../../core/lockout/memory-failure-store.js'
 
 /*
  * Finding 5 of the second review (second half): without Redis the lockout lives in a table of at

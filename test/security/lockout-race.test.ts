@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { REDIS_FAILURES_NAMESPACE } from '../../core/lockout/login-throttle.js'
+import { REDIS_FAILURES_NAMESPACE } from '../../core/lockout/redis-failure-store.js'
 import { build } from '../fixtures/build.js'
 import { onPostgres } from '../fixtures/database.js'
 import { credentials, loggedInUser, registerUser } from '../fixtures/factories.js'

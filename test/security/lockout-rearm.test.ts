@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
-import {
-  lockedUntil, memoryFailureStore, REDIS_FAILURES_NAMESPACE, redisFailureStore, type FailureStore, type LockoutPolicy
-} from '../../core/lockout/login-throttle.js'
+import { lockedUntil, type FailureStore, type LockoutPolicy } from '../../core/lockout/failure-store.js'
+import { memoryFailureStore } from '../../core/lockout/memory-failure-store.js'
+import { REDIS_FAILURES_NAMESPACE, redisFailureStore } from '../../core/lockout/redis-failure-store.js'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { onPostgres } from '../fixtures/database.js'

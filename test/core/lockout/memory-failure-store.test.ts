@@ -1,14 +1,9 @@
 import t from 'tap'
-import { lockedUntil, memoryFailureStore, type LockoutPolicy } from '../../core/lockout/login-throttle.js'
+import type { LockoutPolicy } from '../../../core/lockout/failure-store.js'
+import { memoryFailureStore } from '../../../core/lockout/memory-failure-store.js'
+import { testClock } from '../../fixtures/clock.js'
 
 const policy: LockoutPolicy = { threshold: 3, firstMs: 1000, maxMs: 4000 }
-
-t.test('lockedUntil: locked from the threshold on, doubling per further failure up to the maximum', async (t) => {
-  t.equal(lockedUntil({ count: 2, lastFailureAt: 100 }, policy), 0)
-  t.equal(lockedUntil({ count: 3, lastFailureAt: 100 }, policy), 1100)
-  t.equal(lockedUntil({ count: 4, lastFailureAt: 100 }, policy), 2100)
-  t.equal(lockedUntil({ count: 9, lastFailureAt: 100 }, policy), 4100)
-})
 
 t.test('the in-memory failure store reserves, refuses while locked, forgets after its time, and evicts the key with the fewest failures first when full', async (t) => {
   const store = memoryFailureStore(2)
@@ -39,4 +34,14 @@ t.test('parallel reservations: exactly the threshold is reserved, the rest refus
   const results = await Promise.all(Array.from({ length: 50 }, () => store.reserve('account', Date.now(), 60_000, policy)))
   t.equal(results.filter(result => result.reserved).length, 3)
   t.equal((await store.get('account'))?.count, 3)
+})
+
+t.test('the in-memory failure store forgets a key by the clock it is given', async (t) => {
+  const clock = testClock()
+  const store = memoryFailureStore(10, clock)
+  await store.reserve('a', clock.now(), 1000, policy)
+  clock.advance(999)
+  t.same(await store.get('a'), { count: 1, lastFailureAt: clock.now() - 999 })
+  clock.advance(1)
+  t.equal(await store.get('a'), undefined, 'gone once its time has passed')
 })
