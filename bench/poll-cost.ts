@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { isPostgresUrl, openStore } from '../db/open.js'
 
 /*
- * What following the revocation log by polling costs an instance (plugins/app/revocations.ts polls
+ * What following the revocation log by polling costs an instance (core/revocations/revocations.ts polls
  * every 200 ms): the process CPU and wall time of one empty poll, on SQLite and, where
  * POLL_COST_DATABASE_URL names one (migrated), on PostgreSQL. `npx tsx bench/poll-cost.ts`.
  * The answer decided issue 14's "LISTEN/NOTIFY, or polling alone if it measures as cheap".

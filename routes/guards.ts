@@ -16,7 +16,7 @@ declare module 'fastify' {
  * variant expects it, of a session that is still live. Revocation is immediate:
  * after logout, a password change or reset, or a deleted session, the session's
  * access tokens are refused at once (401 SESSION_REVOKED). The store the routes get
- * answers sessionState from memory (plugins/app/revocations.ts), so this reads nothing
+ * answers sessionState from memory (core/revocations/revocations.ts), so this reads nothing
  * from the store while the revocation log is followed. A session whose tokens are all gone
  * was pruned after revocation (401) or belonged to a deleted user (404 USER_NOT_FOUND).
  */

@@ -16,7 +16,6 @@ import oidc from '../plugins/app/oidc.js'
 import passwords from '../plugins/app/passwords.js'
 import requestIds, { requestId } from '../plugins/app/request-id.js'
 import securityEvents from '../plugins/app/security-events.js'
-import revocations from '../plugins/app/revocations.js'
 import sessions from '../plugins/app/sessions.js'
 import statusList from '../plugins/app/status-list.js'
 import store from '../plugins/app/store.js'
@@ -160,9 +159,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   await fastify.register(clock, { clock: appClock })
   await fastify.register(errorHandler)
   await fastify.register(requestIds)
-  await fastify.register(store, { databaseUrl: config.databaseUrl })
-  // Right after the store: it hands the plugins after it a store that records revocations in memory.
-  await fastify.register(revocations, { accessTokenTtlSeconds: config.accessTokenTtlSeconds })
+  // The store comes with the revocation set that follows its log (fastify.revocations): every plugin gets the one store.
+  await fastify.register(store, { databaseUrl: config.databaseUrl, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
   await fastify.register(passwords, { queueMax: config.passwordHashQueueMax, hashTargetMs: config.passwordHashTargetMs })
   await fastify.register(loginThrottle, { rateLimit: config.rateLimit })
   await fastify.register(tokens, {

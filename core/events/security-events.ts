@@ -1,14 +1,9 @@
-import fp from 'fastify-plugin'
-import type { SecurityEventRecord } from '../../db/store.js'
+import type { AccountStore, SecurityEventRecord } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import type { Logger } from '../logger.js'
 import type { Client, SecurityEventType } from './types.js'
 
 export { SECURITY_EVENT_TYPES, type Client, type SecurityEventType } from './types.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    securityEvents: SecurityEvents
-  }
-}
 
 /** What an event is about. */
 export interface EventSubject {
@@ -28,6 +23,12 @@ export interface SecurityEvents {
   list (userId: number, page: { limit: number, beforeId?: number }): Promise<SecurityEventRecord[]>
 }
 
+export interface SecurityEventsDependencies {
+  store: Pick<AccountStore, 'recordSecurityEvent' | 'listSecurityEvents'>
+  clock: Clock
+  log: Logger
+}
+
 /**
  * Security events: a record per login, failure, lockout, password or email
  * change, revoked session, detected refresh-token reuse, re-authentication,
@@ -36,9 +37,8 @@ export interface SecurityEvents {
  * kept SECURITY_EVENT_RETENTION (pruned with the refresh tokens). The user sees
  * its own at GET /auth/security-events; an operator with `account-service events`.
  */
-export default fp(async (fastify) => {
-  const { store, log } = fastify
-  const securityEvents: SecurityEvents = {
+export function createSecurityEvents ({ store, clock, log }: SecurityEventsDependencies): SecurityEvents {
+  return {
     async record (type, client, { userId, sessionId = null, detail }) {
       log.info({ event: type, userId, sessionId, ip: client.ip, reqId: client.requestId }, `security event: ${type}`)
       try {
@@ -50,7 +50,7 @@ export default fp(async (fastify) => {
           userAgent: client.userAgent,
           requestId: client.requestId,
           detail: detail ?? null,
-          createdAt: new Date()
+          createdAt: currentDate(clock)
         })
       } catch (error) {
         log.error({ err: error, event: type, userId }, 'security event not stored')
@@ -58,5 +58,4 @@ export default fp(async (fastify) => {
     },
     list: (userId, page) => store.listSecurityEvents(userId, page)
   }
-  fastify.decorate('securityEvents', securityEvents)
-}, { name: 'security-events', dependencies: ['store'] })
+}

@@ -1,11 +1,59 @@
-import type { AccountStore } from '../../db/store.js'
+import type { AccountStore, SessionState } from '../../db/store.js'
+
+/** What the following store asks of the revocations (core/revocations/revocations.ts). */
+export interface RevocationFollower {
+  /** After a revoking write: the revocation is read into the set before the write's caller goes on. Never throws. */
+  afterRevocation (): Promise<void>
+  /** The store's sessionState, answered from the set. */
+  sessionState (sessionId: string, now: Date): Promise<SessionState>
+}
 
 /**
- * The store as every plugin and route sees it: each method passes through to `store` (looked up
- * at each call), except `overrides`. The revocations plugin overrides the methods that revoke, so
- * that every revocation path (logout, logout-all, password change or reset, session delete, refresh
- * reuse, email change, account deletion, an address proved, and any added later) updates this process's revocation set
- * before it returns.
+ * The store as every plugin and route sees it (plugins/app/store.ts decorates it): the methods that
+ * revoke update this process's revocation set before they return, so that every revocation path
+ * (logout, logout-all, password change or reset, session delete, refresh reuse, email change,
+ * account deletion, an address proved, and any added later) is exact here; sessionState answers from
+ * the set, so the access-token guard reads nothing from the store.
+ */
+export function followingStore (store: AccountStore, follower: RevocationFollower): AccountStore {
+  const { afterRevocation } = follower
+  return storeWith(store, {
+    async revokeFamily (familyId, now) {
+      await store.revokeFamily(familyId, now)
+      await afterRevocation()
+    },
+    async revokeUserSessions (userId, now, revokeOptions) {
+      const revoked = await store.revokeUserSessions(userId, now, revokeOptions)
+      await afterRevocation()
+      return revoked
+    },
+    async changePassword (userId, passwordHash, now, keepSessionId) {
+      const ended = await store.changePassword(userId, passwordHash, now, keepSessionId)
+      if (ended > 0) await afterRevocation()
+      return ended
+    },
+    async changeEmail (userId, changes, now, notice) {
+      const changed = await store.changeEmail(userId, changes, now, notice)
+      if (changed.sessionsEnded > 0) await afterRevocation()
+      return changed
+    },
+    async deleteUser (id) {
+      const deleted = await store.deleteUser(id)
+      await afterRevocation()
+      return deleted
+    },
+    async proveAddress (proof, now) {
+      const outcome = await store.proveAddress(proof, now)
+      if (outcome.outcome !== 'identity_conflict' && outcome.sessionsEnded > 0) await afterRevocation()
+      return outcome
+    },
+    sessionState: follower.sessionState
+  })
+}
+
+/**
+ * The store with some methods replaced: each other method passes through to `store` (looked up at
+ * each call), except `overrides`.
  */
 export function storeWith (store: AccountStore, overrides: Partial<AccountStore>): AccountStore {
   const methods: Record<string, unknown> = {}

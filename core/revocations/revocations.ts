@@ -1,13 +1,9 @@
-import fp from 'fastify-plugin'
 import type { AccountStore, SessionState } from '../../db/store.js'
-import { storeWith } from './following-store.js'
+import type { Clock } from '../clock.js'
+import type { Logger } from '../logger.js'
+import { runPeriodically } from '../periodic.js'
+import { followingStore } from './following-store.js'
 import { RevocationSet } from './revocation-set.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    revocations: Revocations
-  }
-}
 
 export interface Revocations {
   /**
@@ -21,6 +17,22 @@ export interface Revocations {
   /** Whether the last successful sync is at most FRESHNESS_MS old. */
   isFresh (): boolean
   readonly set: RevocationSet
+}
+
+export interface RevocationsDependencies {
+  /** The store as opened: the revocations follow its log and wrap it (core/revocations/following-store.ts). */
+  store: AccountStore
+  clock: Clock
+  log: Logger
+}
+
+/** What createRevocations makes: the set, the store that keeps it exact, and the stop of its timers. */
+export interface FollowedRevocations {
+  revocations: Revocations
+  /** The store every plugin and route is to use: its revocations land in the set before they return. */
+  store: AccountStore
+  /** Stops following and pruning the log; resolves when the read under way has ended. */
+  close (): Promise<void>
 }
 
 export interface RevocationsOptions {
@@ -38,22 +50,21 @@ const RETENTION_MARGIN_MS = 5000
 
 /**
  * Revocation state in memory (issue 14). The store writes a revocation-log row in the same
- * transaction as each revocation; this plugin follows the log by polling its primary key
+ * transaction as each revocation; this follows the log by polling its primary key
  * (`seq > cursor`: on SQLite a few microseconds, on PostgreSQL one indexed statement on a pooled
  * connection; cheap enough that LISTEN/NOTIFY is not worth a dedicated connection per instance)
  * and keeps the sessions revoked within the last ACCESS_TOKEN_TTL, so the access-token guard reads
- * nothing from the store. Revocations by this process are exact: the store the other plugins get
- * reads the log right after each revoking write, before the request that revoked answers. A start
- * reads the whole window of the log before the server is ready.
+ * nothing from the store. Revocations by this process are exact: the store it returns (which every
+ * plugin gets) reads the log right after each revoking write, before the request that revoked answers.
+ * It reads the whole window of the log before it resolves, so before the server is ready.
  */
-export default fp<RevocationsOptions>(async (fastify, options) => {
-  const store: AccountStore = fastify.store
+export async function createRevocations ({ store, clock, log }: RevocationsDependencies, options: RevocationsOptions): Promise<FollowedRevocations> {
   const retentionMs = options.accessTokenTtlSeconds * 1000 + RETENTION_MARGIN_MS
   const set = new RevocationSet(retentionMs)
   let lastSyncAt = -Infinity
 
   async function sync (trustGaps = false): Promise<void> {
-    const startedAt = Date.now()
+    const startedAt = clock.now()
     const since = new Date(startedAt - retentionMs)
     let after = set.cursor
     for (;;) {
@@ -81,7 +92,7 @@ export default fp<RevocationsOptions>(async (fastify, options) => {
     return queued
   }
 
-  const isFresh = () => Date.now() - lastSyncAt <= FRESHNESS_MS
+  const isFresh = () => clock.now() - lastSyncAt <= FRESHNESS_MS
 
   const revocations: Revocations = {
     async sessionState (sessionId, now) {
@@ -101,66 +112,34 @@ export default fp<RevocationsOptions>(async (fastify, options) => {
       await catchUp()
     } catch (error) {
       lastSyncAt = -Infinity
-      fastify.log.warn({ err: error }, 'revocation log not read after a revocation; checking the store per request')
+      log.warn({ err: error }, 'revocation log not read after a revocation; checking the store per request')
     }
   }
 
   await sync(true)
-  fastify.decorate('revocations', revocations)
-  // Every plugin registered after this one gets a store whose revocations land in the set at once.
-  // (A decorator is a plain property; the raw store stays with the plugins registered before.)
-  fastify.store = storeWith(store, {
-    async revokeFamily (familyId, now) {
-      await store.revokeFamily(familyId, now)
-      await afterRevocation()
-    },
-    async revokeUserSessions (userId, now, revokeOptions) {
-      const revoked = await store.revokeUserSessions(userId, now, revokeOptions)
-      await afterRevocation()
-      return revoked
-    },
-    async changePassword (userId, passwordHash, now, keepSessionId) {
-      const ended = await store.changePassword(userId, passwordHash, now, keepSessionId)
-      if (ended > 0) await afterRevocation()
-      return ended
-    },
-    async changeEmail (userId, changes, now, notice) {
-      const changed = await store.changeEmail(userId, changes, now, notice)
-      if (changed.sessionsEnded > 0) await afterRevocation()
-      return changed
-    },
-    async deleteUser (id) {
-      const deleted = await store.deleteUser(id)
-      await afterRevocation()
-      return deleted
-    },
-    async proveAddress (proof, now) {
-      const outcome = await store.proveAddress(proof, now)
-      if (outcome.outcome !== 'identity_conflict' && outcome.sessionsEnded > 0) await afterRevocation()
-      return outcome
-    },
-    sessionState: revocations.sessionState
-  })
 
   let lastFailureLogged = 0
-  const timer = setInterval(() => {
-    catchUp().catch((error: unknown) => {
+  const poller = runPeriodically(POLL_INTERVAL_MS, catchUp, {
+    onError (error) {
       // Once a minute at most: a store down for long would otherwise fill the log five times a second.
-      if (Date.now() - lastFailureLogged < 60_000) return
-      lastFailureLogged = Date.now()
-      fastify.log.warn({ err: error }, 'revocation log not read; checking the store per request until it is')
-    })
-  }, POLL_INTERVAL_MS)
-  timer.unref()
-  // Log rows older than the window are moot; one instance deleting them is enough, but all may.
-  const pruner = setInterval(() => {
-    store.pruneRevocations(new Date(Date.now() - retentionMs)).catch(() => {})
-  }, 60_000)
-  pruner.unref()
-  fastify.addHook('onClose', async () => {
-    clearInterval(timer)
-    clearInterval(pruner)
-    await running?.catch(() => {})
-    await queued?.catch(() => {})
+      if (clock.now() - lastFailureLogged < 60_000) return
+      lastFailureLogged = clock.now()
+      log.warn({ err: error }, 'revocation log not read; checking the store per request until it is')
+    }
   })
-}, { name: 'revocations', dependencies: ['store'] })
+  // Log rows older than the window are moot; one instance deleting them is enough, but all may.
+  // A failed prune is left for the next minute (the poll's warning already tells of a store down).
+  const pruner = runPeriodically(60_000, async () => {
+    await store.pruneRevocations(new Date(clock.now() - retentionMs))
+  }, { onError () {} })
+
+  return {
+    revocations,
+    store: followingStore(store, { afterRevocation, sessionState: revocations.sessionState }),
+    async close () {
+      await Promise.all([poller.stop(), pruner.stop()])
+      await running?.catch(() => {})
+      await queued?.catch(() => {})
+    }
+  }
+}

@@ -1,11 +1,7 @@
-import fp from 'fastify-plugin'
+import type { Clock } from '../clock.js'
+import type { AccessTokens } from '../tokens/access-tokens.js'
+import type { Revocations } from './revocations.js'
 import { encodeStatusList, statusListPosition } from './status-list.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    statusList: StatusLists
-  }
-}
 
 /** The `status` claim of an access token. */
 export interface StatusClaim {
@@ -31,6 +27,12 @@ export interface StatusListOptions {
   ttlSeconds: number
 }
 
+export interface StatusListDependencies {
+  revocations: Pick<Revocations, 'set'>
+  accessTokens: Pick<AccessTokens, 'signStatusList'>
+  clock: Clock
+}
+
 /** A list is signed again at most this often, however often revocations come. */
 const RESIGN_GAP_MS = 1000
 /** A list with no change is still signed again this often, so that its iat stays recent. */
@@ -41,12 +43,11 @@ const LIST_LIFETIME_SECONDS = 300
 /**
  * The Token Status List (IETF draft-ietf-oauth-status-list, JWT form) of our access tokens, so that
  * a service verifying them with the JWKS learns of a revocation too. The bits come from the
- * revocation set (plugins/app/revocations.ts): a session revoked within the last ACCESS_TOKEN_TTL
+ * revocation set (core/revocations/revocations.ts): a session revoked within the last ACCESS_TOKEN_TTL
  * is INVALID; after that every token of it has expired anyway. Signed lists are cached per list and
  * signed again on the first request after a change, at most once a second.
  */
-export default fp<StatusListOptions>(async (fastify, options) => {
-  const { revocations, accessTokens } = fastify
+export function createStatusLists ({ revocations, accessTokens, clock }: StatusListDependencies, options: StatusListOptions): StatusLists {
   const uriOf = (list: number) => `${options.publicUrl}/statuslists/${list}`
   const cache = new Map<number, SignedStatusList & { version: number, signedAt: number }>()
   let signatures = 0
@@ -66,13 +67,13 @@ export default fp<StatusListOptions>(async (fastify, options) => {
     return { jwt, etag: `"${list}.${now.toString(36)}.${signatures}"`, version, signedAt: now }
   }
 
-  const statusList: StatusLists = {
+  return {
     claim (statusIndex) {
       const { list, idx } = statusListPosition(statusIndex)
       return { status_list: { idx, uri: uriOf(list) } }
     },
     signed (list) {
-      const now = Date.now()
+      const now = clock.now()
       const cached = cache.get(list)
       const stale = cached === undefined || cached.version !== revocations.set.version || now - cached.signedAt >= REFRESH_AFTER_MS
       if (!stale || (cached !== undefined && now - cached.signedAt < RESIGN_GAP_MS)) return cached as SignedStatusList
@@ -82,5 +83,4 @@ export default fp<StatusListOptions>(async (fastify, options) => {
     },
     ttlSeconds: options.ttlSeconds
   }
-  fastify.decorate('statusList', statusList)
-}, { name: 'status-list', dependencies: ['revocations', 'tokens'] })
+}

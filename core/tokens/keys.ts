@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto'
-import type { AccountStore, SigningKeyRecord } from '../../db/store.js'
+import type { SigningKeyRecord, SigningKeysStore } from '../../db/store.js'
 import type { PublicJwkType } from '../schemas/auth.js'
 import { isSealed, UnsealError, type Sealer } from '../secrets/sealing.js'
 
@@ -39,7 +39,7 @@ export function configuredSigningKey (privateKeyPem: string): SigningKey {
  * instances starting together on one store, the first key stored wins (onlyIfNone).
  * With a sealer (SIGNING_KEY_ENCRYPTION_KEY), its private half is stored sealed.
  */
-export async function storeFirstSigningKey (store: AccountStore, sealer: Sealer | undefined, now: Date): Promise<void> {
+export async function storeFirstSigningKey (store: SigningKeysStore, sealer: Sealer | undefined, now: Date): Promise<void> {
   const generated = describeKey(generateKeyPairSync('ed25519').privateKey)
   await store.addSigningKey({ ...recordOf(generated, sealer), createdAt: now }, { onlyIfNone: true })
 }
@@ -58,7 +58,7 @@ export interface StoredSigningKey extends PublicKeyDescription {
  * is sealed. A sealed key without a sealer, or one the sealer cannot open, throws
  * SigningKeyEncryptionError before anything is written.
  */
-export async function loadStoredKeys (store: AccountStore, sealer?: Sealer): Promise<StoredSigningKey[]> {
+export async function loadStoredKeys (store: SigningKeysStore, sealer?: Sealer): Promise<StoredSigningKey[]> {
   const records = await store.listSigningKeys()
   const newest = records.at(-1)
   const newestPrivateKeyPem = newest === undefined ? undefined : openPrivateHalf(newest, sealer)
@@ -91,7 +91,7 @@ function openPrivateHalf (record: SigningKeyRecord, sealer: Sealer | undefined):
 }
 
 /** Every key but the newest only verifies: the private halves of `retired` go. */
-async function deletePrivateHalves (store: AccountStore, retired: readonly SigningKeyRecord[]): Promise<void> {
+async function deletePrivateHalves (store: SigningKeysStore, retired: readonly SigningKeyRecord[]): Promise<void> {
   for (const record of retired) {
     if (record.privateKeyPem !== null) await store.replaceSigningKeyPrivateHalf(record.kid, record.privateKeyPem, null)
   }
@@ -126,7 +126,7 @@ export interface RotateOptions {
  * older keys are deleted here). The admin command `account-service keys rotate`
  * calls this.
  */
-export async function rotateSigningKey (store: AccountStore, { algorithm = 'EdDSA', now = new Date(), sealer }: RotateOptions = {}): Promise<StoredSigningKey> {
+export async function rotateSigningKey (store: SigningKeysStore, { algorithm = 'EdDSA', now = new Date(), sealer }: RotateOptions = {}): Promise<StoredSigningKey> {
   const generated = algorithm === 'EdDSA'
     ? generateKeyPairSync('ed25519').privateKey
     : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey

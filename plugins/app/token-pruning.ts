@@ -1,5 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import fp from 'fastify-plugin'
+import { currentDate } from '../../core/clock.js'
+import { runPeriodically } from '../../core/periodic.js'
 
 export interface TokenPruningOptions {
   /** How often to prune; 0 never does. */
@@ -15,15 +17,14 @@ export const FINISHED_MAIL_RETENTION_MS = 7 * 24 * 3_600_000
 
 /**
  * Deletes expired and revoked refresh tokens, security events past their
- * retention, and mail sent or given up a week ago, in the background, on an unref'd timer (REFRESH_TOKEN_PRUNE_INTERVAL),
+ * retention, and mail sent or given up a week ago, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
  * in small batches with a turn of the event loop between them. Rotated tokens
  * stay until they expire: presenting one again must still be recognised as reuse.
  */
 export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securityEventRetentionSeconds }) => {
   if (intervalSeconds === 0) return
-  const { store } = fastify
+  const { store, clock } = fastify
   const state = { closing: false }
-  let running: Promise<void> | undefined
 
   /** Runs one pruning statement until it deletes less than a full batch; returns how many rows went. */
   async function inBatches (pruneBatch: () => Promise<number>): Promise<number> {
@@ -38,25 +39,22 @@ export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securi
   }
 
   async function prune (): Promise<void> {
-    const tokens = await inBatches(() => store.pruneRefreshTokens(new Date(), PRUNE_BATCH_SIZE))
+    const tokens = await inBatches(() => store.pruneRefreshTokens(currentDate(clock), PRUNE_BATCH_SIZE))
     if (tokens > 0) fastify.log.info({ deleted: tokens }, 'pruned expired and revoked refresh tokens')
-    const eventsBefore = new Date(Date.now() - securityEventRetentionSeconds * 1000)
+    const eventsBefore = new Date(clock.now() - securityEventRetentionSeconds * 1000)
     const events = await inBatches(() => store.pruneSecurityEvents(eventsBefore, PRUNE_BATCH_SIZE))
     if (events > 0) fastify.log.info({ deleted: events }, 'pruned security events past SECURITY_EVENT_RETENTION')
-    const mailsBefore = new Date(Date.now() - FINISHED_MAIL_RETENTION_MS)
+    const mailsBefore = new Date(clock.now() - FINISHED_MAIL_RETENTION_MS)
     const mails = await inBatches(() => store.pruneMails(mailsBefore, PRUNE_BATCH_SIZE))
     if (mails > 0) fastify.log.info({ deleted: mails }, 'pruned mail sent or given up over a week ago')
   }
 
-  const timer = setInterval(() => {
-    running ??= prune()
-      .catch((error: unknown) => { fastify.log.warn({ err: error }, 'pruning failed; retrying at the next interval') })
-      .finally(() => { running = undefined })
-  }, intervalSeconds * 1000)
-  timer.unref()
-  fastify.addHook('onClose', async () => {
-    state.closing = true
-    clearInterval(timer)
-    await running
+  const pruning = runPeriodically(intervalSeconds * 1000, prune, {
+    onError: (error) => { fastify.log.warn({ err: error }, 'pruning failed; retrying at the next interval') }
   })
-}, { name: 'token-pruning', dependencies: ['store'] })
+  fastify.addHook('onClose', async () => {
+    // A run under way stops after its current batch.
+    state.closing = true
+    await pruning.stop()
+  })
+}, { name: 'token-pruning', dependencies: ['store', 'clock'] })

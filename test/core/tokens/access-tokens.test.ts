@@ -1,0 +1,76 @@
+import t from 'tap'
+import { silentLogger } from '../../../core/logger.js'
+import { createAccessTokens, type TokensOptions } from '../../../core/tokens/access-tokens.js'
+import { testClock } from '../../fixtures/clock.js'
+import { testStore } from '../../fixtures/database.js'
+import { decodePart } from '../../fixtures/jwt.js'
+
+const options: TokensOptions = {
+  accessTokenTtlSeconds: 60,
+  issuer: 'account-service',
+  audience: 'account-service',
+  reloadIntervalSeconds: 3600,
+  rotateAfterSeconds: 0
+}
+
+const claims = { userId: 7, sessionId: 'session-7' }
+
+t.test('a signed token verifies to whose it is, its session and its status claim', async (t) => {
+  const clock = testClock()
+  const tokens = await createAccessTokens({ store: await testStore(t), clock, log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  const status = { status_list: { idx: 3, uri: 'https://accounts.example.com/statuslists/1' } }
+  const token = tokens.sign({ ...claims, status })
+  t.match(decodePart(token, 1), { sub: '7', sid: 'session-7', iat: Math.floor(clock.now() / 1000), iss: 'account-service', aud: 'account-service' })
+  t.same(await tokens.verify(token), { ...claims, status })
+})
+
+t.test('a token is TOKEN_EXPIRED the millisecond after its exp; allowExpired still takes it', async (t) => {
+  const clock = testClock()
+  const tokens = await createAccessTokens({ store: await testStore(t), clock, log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  const token = tokens.sign(claims)
+  clock.advance(decodePart(token, 1).exp * 1000 - clock.now())
+  t.same(await tokens.verify(token), { ...claims, status: undefined }, 'good at its exp')
+  clock.advance(1)
+  await t.rejects(tokens.verify(token), { code: 'TOKEN_EXPIRED' })
+  t.same(await tokens.verify(token, { allowExpired: true }), { ...claims, status: undefined })
+})
+
+t.test('a token issued more than 1 s ahead of our clock is INVALID_TOKEN', async (t) => {
+  const store = await testStore(t)
+  const clock = testClock()
+  const tokens = await createAccessTokens({ store, clock, log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  // Another instance on the same keys, its clock ahead.
+  const ahead = await createAccessTokens({ store, clock: testClock(clock.now() + 2000), log: silentLogger }, options)
+  t.teardown(() => ahead.close())
+  await t.rejects(tokens.verify(ahead.sign(claims)), { code: 'INVALID_TOKEN' })
+  const slightlyAhead = await createAccessTokens({ store, clock: testClock(clock.now() + 500), log: silentLogger }, options)
+  t.teardown(() => slightlyAhead.close())
+  t.ok(await tokens.verify(slightlyAhead.sign(claims)), 'within the leeway')
+})
+
+t.test('our key for another audience or issuer, no JWT, no kid, or an unknown kid: INVALID_TOKEN', async (t) => {
+  const store = await testStore(t)
+  const tokens = await createAccessTokens({ store, clock: testClock(), log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  for (const other of [{ audience: 'another-service' }, { issuer: 'someone-else' }]) {
+    const elsewhere = await createAccessTokens({ store, clock: testClock(), log: silentLogger }, { ...options, ...other })
+    t.teardown(() => elsewhere.close())
+    await t.rejects(tokens.verify(elsewhere.sign(claims)), { code: 'INVALID_TOKEN' }, JSON.stringify(other))
+  }
+  const [, payload, signature] = tokens.sign(claims).split('.')
+  const withHeader = (header: object) => [Buffer.from(JSON.stringify(header)).toString('base64url'), payload, signature].join('.')
+  for (const token of ['not-a-jwt', withHeader({ alg: 'EdDSA' }), withHeader({ alg: 'EdDSA', kid: 'not-ours' })]) {
+    await t.rejects(tokens.verify(token), { code: 'INVALID_TOKEN' }, token.slice(0, 20))
+  }
+})
+
+t.test('a token whose subject is not a user id is INVALID_TOKEN, though signed by us', async (t) => {
+  const tokens = await createAccessTokens({ store: await testStore(t), clock: testClock(), log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  for (const userId of [0, -1, 1.5]) {
+    await t.rejects(tokens.verify(tokens.sign({ ...claims, userId })), { code: 'INVALID_TOKEN' }, String(userId))
+  }
+})
