@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { createSealer } from '../../core/secrets/sealing.js'
 import { rotateSigningKey } from '../../core/tokens/keys.js'
 import { build } from '../fixtures/build.js'
+import { testClock } from '../fixtures/clock.js'
 import { loggedInUser, logIn, type Session } from '../fixtures/factories.js'
 import { decodePart } from '../fixtures/jwt.js'
 import { onPostgres, testDatabaseUrl } from '../fixtures/database.js'
@@ -66,9 +67,10 @@ t.test('a private key stored in clear is sealed at the next start with SIGNING_K
 
 t.test('a retired key\'s private half is deleted once its successor signs, and the key verifies until it retires', async (t) => {
   const encryptionKey = newEncryptionKey()
-  const server = await build(t, { variant, env: { SIGNING_KEY_ENCRYPTION_KEY: encryptionKey, ACCESS_TOKEN_TTL: '5s' } })
+  const clock = testClock()
+  const server = await build(t, { variant, env: { SIGNING_KEY_ENCRYPTION_KEY: encryptionKey, ACCESS_TOKEN_TTL: '5s' }, clock })
   const before = await loggedInUser(server, variant)
-  const rotated = await rotateSigningKey(server.store, { sealer: createSealer(Buffer.from(encryptionKey, 'base64')) })
+  const rotated = await rotateSigningKey(server.store, { sealer: createSealer(Buffer.from(encryptionKey, 'base64')), now: new Date(clock.now()) })
   await server.accessTokens.reloadKeys()
 
   const [retired, newest] = await storedKeys(server)
@@ -79,7 +81,7 @@ t.test('a retired key\'s private half is deleted once its successor signs, and t
   t.equal(decodePart(after.accessToken, 0).kid, rotated.kid, 'the successor signs')
   t.equal(await readsItself(server, before), 200, 'a token of the retired key still verifies')
   t.ok((await server.inject('/.well-known/jwks.json')).json().keys.some((key: { kid: string }) => key.kid === retired.kid), 'and the JWKS still lists it')
-  await new Promise(resolve => setTimeout(resolve, 6100)) // ACCESS_TOKEN_TTL + 1 s (5 s: the steps above must fit in it on a loaded machine)
+  clock.advance(6100) // past ACCESS_TOKEN_TTL and the 1 s of leeway after the successor began to sign
   t.equal(await readsItself(server, before), 401, 'until it retires')
 })
 
