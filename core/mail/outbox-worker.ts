@@ -1,5 +1,5 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { AccountStore, ClaimedMail, MailMessage } from '../../db/store.js'
+import type { Logger } from '../logger.js'
 
 /** Mails one worker sends at once: each of these loops claims and sends one mail at a time. */
 export const DELIVERY_CONCURRENCY = 4
@@ -36,7 +36,7 @@ export interface OutboxWorkerOptions {
   deliver: (message: MailMessage) => Promise<boolean>
   maxAttempts: number
   retryDelayMs: number
-  log: FastifyBaseLogger
+  log: Logger
   /** STOP_WAIT_MS unless given (tests). */
   stopWaitMs?: number
 }
