@@ -1,22 +1,19 @@
-import fp from 'fastify-plugin'
-import { currentDate } from '../clock.js'
-import type { AddressProof, AddressProofOutcome, NewUser, OneTimeTokenPurpose, OneTimeTokenRecord, UserChanges, UserRecord } from '../../db/store.js'
-import {
-  InvalidCodeError, InvalidResetTokenError, InvalidVerificationTokenError, ResetTokenExpiredError, UserNotFoundError, ValidationFailedError,
-  VerificationTokenExpiredError
-} from '../errors.js'
+import type { AccountStore, AddressProof, AddressProofOutcome, NewUser, UserChanges, UserRecord } from '../../db/store.js'
+import type { Authentication } from '../authentication/authentication.js'
+import { currentDate, type Clock } from '../clock.js'
+import { InvalidVerificationTokenError, UserNotFoundError, ValidationFailedError } from '../errors.js'
+import type { LoginThrottle } from '../lockout/login-throttle.js'
+import type { Logger } from '../logger.js'
 import { emailChangedNotice, resetMail, verificationMail } from '../mails.js'
+import type { Mailer } from '../mail/mailer.js'
+import type { Mfa } from '../mfa/mfa.js'
 import { assertPasswordAllowed } from '../password-policy.js'
-import { hashToken, newRandomToken } from '../tokens/random-token.js'
-import type { MailMessage } from '../mail/mailer.js'
-import type { Client } from '../events/security-events.js'
-import type { StartedSession } from '../sessions/sessions.js'
+import type { Passwords } from '../passwords/passwords.js'
+import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { Sessions, StartedSession } from '../sessions/sessions.js'
+import { createMailedTokens } from './mailed-tokens.js'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    account: AccountLifecycle
-  }
-}
+export { LIVE_RESET_LINKS, RESET_MAILS_PER_DAY, RESET_MAILS_PER_HOUR } from './mailed-tokens.js'
 
 /** The signed-in user making a change, and the session it is made from. */
 export interface Actor {
@@ -74,19 +71,19 @@ export interface AccountOptions {
   emailVerificationTtlSeconds: number
 }
 
-const HOUR_MS = 3_600_000
-/** Reset links that stay live together: asking for another does not void the last ones mailed (a third party could otherwise void the owner's). */
-export const LIVE_RESET_LINKS = 3
-/** Reset mails one address can be sent, whoever asks (forgot-password still answers 202). */
-export const RESET_MAILS_PER_HOUR = 5
-export const RESET_MAILS_PER_DAY = 20
-
-const TOKEN_ERRORS = {
-  reset_password: { Invalid: InvalidResetTokenError, Expired: ResetTokenExpiredError },
-  verify_email: { Invalid: InvalidVerificationTokenError, Expired: VerificationTokenExpiredError },
-  // The provider sign-in's #code= (plugins/app/oidc.ts): used or expired alike are INVALID_CODE.
-  oidc_login: { Invalid: InvalidCodeError, Expired: InvalidCodeError }
-} as const
+export interface AccountDependencies {
+  store: Pick<AccountStore, 'createUser' | 'updateUser' | 'changeEmail' | 'changePassword' | 'deleteUser' | 'findUserByEmail' |
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'proveAddress'>
+  clock: Clock
+  log: Logger
+  passwords: Pick<Passwords, 'hash'>
+  mailer: Pick<Mailer, 'send' | 'forOutbox' | 'wake'>
+  sessions: Pick<Sessions, 'requireFresh' | 'authenticatedAt' | 'start'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  authentication: Pick<Authentication, 'confirmPassword'>
+  loginThrottle: Pick<LoginThrottle, 'succeeded'>
+  mfa: Pick<Mfa, 'afterPasswordReset'>
+}
 
 /**
  * The account's rules: registration, profile and email change, password change
@@ -94,39 +91,9 @@ const TOKEN_ERRORS = {
  * as SHA-256 hashes, single use, expiring, voided by a password or email change).
  * Routes only translate HTTP to these calls.
  */
-export default fp<AccountOptions>(async (fastify, options) => {
-  const { clock } = fastify
-  const { store, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = fastify
-
-  const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
-  const linkOf = (path: string, token: string) => `${options.publicUrl}${path}#token=${token}`
-
-  /**
-   * A new token of the purpose and, in the same store transaction, the mail that carries its link
-   * (written to the outbox): neither without the other. False when a quota refused it.
-   */
-  async function issueTokenWithMail (user: { id: number, email: string }, purpose: OneTimeTokenPurpose, mailOf: (token: string) => MailMessage): Promise<boolean> {
-    const now = currentDate(clock)
-    const token = newRandomToken()
-    const expiresAt = new Date(now.getTime() + ttlSecondsOf(purpose) * 1000)
-    const limits = purpose === 'reset_password'
-      ? { liveLimit: LIVE_RESET_LINKS, quotas: [{ since: new Date(now.getTime() - HOUR_MS), max: RESET_MAILS_PER_HOUR }, { since: new Date(now.getTime() - 24 * HOUR_MS), max: RESET_MAILS_PER_DAY }] }
-      : { liveLimit: 1 }
-    return await store.issueOneTimeToken({ tokenHash: hashToken(token), userId: user.id, purpose, email: user.email, expiresAt }, now, { ...limits, mail: mailer.forOutbox(mailOf(token)) })
-  }
-
-  /** The stored token, if it may be used now; else the purpose's 400 error (unknown, used, voided or expired). */
-  async function usableToken (token: string, purpose: OneTimeTokenPurpose, now: Date): Promise<OneTimeTokenRecord> {
-    const record = await store.findOneTimeToken(hashToken(token))
-    if (record === undefined || record.purpose !== purpose || record.usedAt !== null) throw new TOKEN_ERRORS[purpose].Invalid()
-    if (record.expiresAt <= now) throw new TOKEN_ERRORS[purpose].Expired()
-    return record
-  }
-
-  /** Marks the token used (and its siblings void), conditional on its being unused: of two requests with one token, one wins. */
-  async function useToken (record: OneTimeTokenRecord, now: Date): Promise<void> {
-    if (!await store.useOneTimeToken(record.tokenHash, now)) throw new TOKEN_ERRORS[record.purpose].Invalid()
-  }
+export function createAccount (deps: AccountDependencies, options: AccountOptions): AccountLifecycle {
+  const { store, clock, log, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = deps
+  const tokens = createMailedTokens({ store, clock, mailer }, options)
 
   const account: AccountLifecycle = {
     async register ({ password, ...fields }) {
@@ -186,12 +153,12 @@ export default fp<AccountOptions>(async (fastify, options) => {
       }
       // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
       if (!await store.deleteUser(user.id)) throw new UserNotFoundError()
-      fastify.log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
+      log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
     },
 
     sendVerificationMail (user) {
       mailer.send(async () => {
-        await issueTokenWithMail(user, 'verify_email', (token) => verificationMail(user.email, linkOf('/verify-email', token), options.emailVerificationTtlSeconds))
+        await tokens.issueWithMail(user, 'verify_email', (token) => verificationMail(user.email, tokens.linkOf('/verify-email', token), options.emailVerificationTtlSeconds))
       })
     },
 
@@ -199,17 +166,17 @@ export default fp<AccountOptions>(async (fastify, options) => {
       mailer.send(async () => {
         const user = await store.findUserByEmail(email)
         if (user === undefined) return
-        const issued = await issueTokenWithMail(user, 'reset_password', (token) => resetMail(user.email, linkOf('/reset-password', token), options.passwordResetTtlSeconds))
-        if (!issued) fastify.log.info({ userId: user.id }, 'password-reset mail not sent: the address reached its hourly or daily quota')
+        const issued = await tokens.issueWithMail(user, 'reset_password', (token) => resetMail(user.email, tokens.linkOf('/reset-password', token), options.passwordResetTtlSeconds))
+        if (!issued) log.info({ userId: user.id }, 'password-reset mail not sent: the address reached its hourly or daily quota')
       })
     },
 
     async resetPassword (token, newPassword, client) {
       const now = currentDate(clock)
-      const record = await usableToken(token, 'reset_password', now)
+      const record = await tokens.usable(token, 'reset_password', now)
       // Before the token is used: a password the policy refuses must not burn the link.
       const passwordHash = await account.acceptNewPassword(newPassword)
-      await useToken(record, now)
+      await tokens.use(record, now)
       // The password, the voided tokens, the ended sessions, and (the link reached the inbox) the proof of the address, together.
       const outcome = await account.proveAddress({ userId: record.userId, email: record.email, passwordHash }, client)
       // The owner proved control of the address: the lockout a guesser caused ends.
@@ -222,8 +189,8 @@ export default fp<AccountOptions>(async (fastify, options) => {
 
     async verifyEmail (token, client) {
       const now = currentDate(clock)
-      const record = await usableToken(token, 'verify_email', now)
-      await useToken(record, now)
+      const record = await tokens.usable(token, 'verify_email', now)
+      await tokens.use(record, now)
       // Mailed to an address the user has since changed: it proves nothing about the current one.
       const outcome = await account.proveAddress({ userId: record.userId, email: record.email }, client)
       if (outcome.outcome !== 'proved') throw new InvalidVerificationTokenError()
@@ -247,5 +214,5 @@ export default fp<AccountOptions>(async (fastify, options) => {
       return outcome
     }
   }
-  fastify.decorate('account', account)
-}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa'] })
+  return account
+}

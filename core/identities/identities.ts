@@ -1,6 +1,5 @@
-import fp from 'fastify-plugin'
-import { currentDate } from '../clock.js'
-import { DuplicateValueError, IdentityTakenError, type IdentityRecord, type UserRecord } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import { DuplicateValueError, IdentityTakenError, type AccountStore, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
 import { withoutControlCharacters } from '../control-characters.js'
 import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../errors.js'
@@ -8,16 +7,12 @@ import { signInMethodNotice } from '../mails.js'
 import { candidateUsername } from '../oidc/usernames.js'
 import { newLoginCode, providerOfLoginCode, verifierMatches } from '../oidc/login-code.js'
 import { hashToken } from '../tokens/random-token.js'
-import type { Actor } from '../accounts/account.js'
+import type { AccountLifecycle, Actor } from '../accounts/account.js'
+import type { Mailer } from '../mail/mailer.js'
+import type { Mfa } from '../mfa/mfa.js'
 import type { ProviderClaims } from '../oidc/providers.js'
-import type { Client } from '../events/security-events.js'
-import type { StartedSession } from '../sessions/sessions.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    identities: Identities
-  }
-}
+import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { Sessions, StartedSession } from '../sessions/sessions.js'
 
 /**
  * Why a provider sign-in found no account to sign in to; the browser is sent back with `#error=<reason>`.
@@ -67,6 +62,17 @@ export interface Identities {
   unlink (actor: Actor, provider: string): Promise<void>
 }
 
+export interface IdentitiesDependencies {
+  store: Pick<AccountStore, 'findIdentity' | 'findUserById' | 'findUserByEmail' | 'createUserWithIdentity' | 'markEmailVerified' |
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'listIdentities' | 'unlinkIdentity'>
+  clock: Clock
+  sessions: Pick<Sessions, 'start' | 'requireFresh'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  account: Pick<AccountLifecycle, 'proveAddress'>
+  mfa: Pick<Mfa, 'isRequired' | 'challenge'>
+  mailer: Pick<Mailer, 'enqueue'>
+}
+
 export const LOGIN_CODE_TTL_SECONDS = 60
 /** Attempts at a free username for a new account before the sign-in fails. */
 const USERNAME_ATTEMPTS = 5
@@ -87,10 +93,7 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
  * Accounts and provider identities: who a provider sign-in signs in, the linking rules, the
  * header variant's one-time code, and the identities a user sees and unlinks.
  */
-export default fp(async (fastify) => {
-  const { clock } = fastify
-  const { store, sessions, securityEvents, account, mfa, mailer } = fastify
-
+export function createIdentities ({ store, clock, sessions, securityEvents, account, mfa, mailer }: IdentitiesDependencies): Identities {
   /**
    * Links the identity to an account found by a verified email. The account's address was proved just now:
    * one whose address nobody proved before is claimed from whoever registered it, in the same transaction
@@ -154,7 +157,7 @@ export default fp(async (fastify) => {
     }
   }
 
-  const identities: Identities = {
+  return {
     async accountFor (provider, claims, variant, client) {
       // Twice at most: an account registered or changed between the look-up and the write is judged again once.
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -210,5 +213,4 @@ export default fp(async (fastify) => {
       await securityEvents.record('identity_unlinked', client, { userId: user.id, sessionId, detail: { provider } })
     }
   }
-  fastify.decorate('identities', identities)
-}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa', 'mailer'] })
+}

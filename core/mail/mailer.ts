@@ -1,16 +1,10 @@
-import fp from 'fastify-plugin'
-import type { MailMessage } from '../../db/store.js'
+import type { AccountStore, MailMessage } from '../../db/store.js'
 import type { Config } from '../config.js'
+import type { Logger } from '../logger.js'
 import { OutboxWorker } from './outbox-worker.js'
 import { createSealer, isSealed, UnsealError } from '../secrets/sealing.js'
 
 export type { MailMessage } from '../../db/store.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    mailer: Mailer
-  }
-}
 
 /**
  * A message, or work that runs after the answer: it may yield a message, or write its mail to the
@@ -45,6 +39,19 @@ export interface Mailer {
   idle (): Promise<void>
 }
 
+/** The mailer with its worker's life: `start` once the service is up, `close` before the store closes. */
+export interface MailerService extends Mailer {
+  /** Sends the mail left by a previous run (a crash, an outage), and polls the outbox from now on. */
+  start (): void
+  /** Queued jobs reach the outbox, deliveries under way finish (within STOP_WAIT_MS), the SMTP transport closes. */
+  close (): Promise<void>
+}
+
+export interface MailerDependencies {
+  store: Pick<AccountStore, 'enqueueMail' | 'countPendingMails' | 'claimMails' | 'markMailSent' | 'retryMail' | 'markMailFailed'>
+  log: Logger
+}
+
 export interface MailerOptions {
   mail: Config['mail']
   nodeEnv: Config['nodeEnv']
@@ -62,9 +69,7 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
  * SMTP_URL mail is disabled; outside production each message is written to the log instead, so the
  * reset and verification links of a local demo can be followed.
  */
-export default fp<MailerOptions>(async (fastify, { mail, nodeEnv, sealingKey }) => {
-  const { store } = fastify
-  const log = fastify.log.child({ plugin: 'mailer' })
+export async function createMailer ({ store, log }: MailerDependencies, { mail, nodeEnv, sealingKey }: MailerOptions): Promise<MailerService> {
   // nodemailer (about 15 MB) is loaded only when there is an SMTP server to send to.
   const transport = mail.smtpUrl === undefined
     ? undefined
@@ -99,7 +104,11 @@ export default fp<MailerOptions>(async (fastify, { mail, nodeEnv, sealingKey }) 
   const jobs = new Set<Promise<void>>()
   let failedJobs = 0
 
-  const mailer: Mailer = {
+  const jobsDone = async () => {
+    while (jobs.size > 0) await Promise.all(jobs)
+  }
+
+  return {
     send (job) {
       // setImmediate: even the job's own work (a lookup, a token write) starts after the answer has gone.
       const running = new Promise(resolve => setImmediate(resolve))
@@ -126,17 +135,14 @@ export default fp<MailerOptions>(async (fastify, { mail, nodeEnv, sealingKey }) 
     get failed () { return worker.failed + failedJobs },
     queued: () => store.countPendingMails(),
     async idle () {
-      while (jobs.size > 0) await Promise.all(jobs)
+      await jobsDone()
       await worker.idle()
+    },
+    start: () => worker.start(),
+    async close () {
+      await jobsDone()
+      await worker.stop()
+      transport?.close()
     }
   }
-  fastify.decorate('mailer', mailer)
-  // Mail left by a previous run (a crash, an outage) goes out once the service is up.
-  fastify.addHook('onReady', async () => { worker.start() })
-  // Before the store closes (plugins close in reverse order): queued jobs reach the outbox, deliveries under way finish.
-  fastify.addHook('onClose', async () => {
-    while (jobs.size > 0) await Promise.all(jobs)
-    await worker.stop()
-    transport?.close()
-  })
-}, { name: 'mailer', dependencies: ['store'] })
+}

@@ -1,5 +1,6 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { AccountStore, ClaimedMail, MailMessage } from '../../db/store.js'
+import type { Logger } from '../logger.js'
+import { runPeriodically, type PeriodicTask } from '../periodic.js'
 
 /** Mails one worker sends at once: each of these loops claims and sends one mail at a time. */
 export const DELIVERY_CONCURRENCY = 4
@@ -36,7 +37,7 @@ export interface OutboxWorkerOptions {
   deliver: (message: MailMessage) => Promise<boolean>
   maxAttempts: number
   retryDelayMs: number
-  log: FastifyBaseLogger
+  log: Logger
   /** STOP_WAIT_MS unless given (tests). */
   stopWaitMs?: number
 }
@@ -54,15 +55,16 @@ export class OutboxWorker {
   private running: Promise<void> | undefined
   private again = false
   private stopped = false
-  private poll: NodeJS.Timeout | undefined
+  private poll: PeriodicTask | undefined
   private readonly retryTimers = new Set<NodeJS.Timeout>()
 
   constructor (private readonly options: OutboxWorkerOptions) {}
 
   /** Sends what is due now (mail left by a previous run too), and looks again every OUTBOX_POLL_MS. */
   start (): void {
-    this.poll = setInterval(() => this.wake(), OUTBOX_POLL_MS)
-    this.poll.unref()
+    this.poll = runPeriodically(OUTBOX_POLL_MS, async () => { this.wake() }, {
+      onError: (error) => { this.options.log.warn({ err: error }, 'mail outbox not read; trying again shortly') }
+    })
     this.wake()
   }
 
@@ -95,7 +97,7 @@ export class OutboxWorker {
    */
   async stop (): Promise<void> {
     this.stopped = true
-    clearInterval(this.poll)
+    await this.poll?.stop()
     for (const timer of this.retryTimers) clearTimeout(timer)
     this.retryTimers.clear()
     let timer: NodeJS.Timeout | undefined

@@ -1,16 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import fp from 'fastify-plugin'
 import type * as OpenIdClient from 'openid-client'
+import type { AccountStore } from '../../db/store.js'
+import type { Clock } from '../clock.js'
 import type { OidcProviderConfig } from '../config.js'
 import { InvalidOidcStateError, ProviderNotFoundError } from '../errors.js'
 import { openPending, sealPending, STATE_TTL_SECONDS, type PendingSignIn } from './state-cookie.js'
+import type { Logger } from '../logger.js'
 import { createSealer } from '../secrets/sealing.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    oidc: Oidc
-  }
-}
 
 /** What the service reads of the provider's account, from the validated ID token and, for what it lacks, userinfo. */
 export interface ProviderClaims {
@@ -43,6 +39,12 @@ export interface Oidc {
   complete (provider: string, callbackUrl: URL, pending: PendingSignIn): Promise<ProviderClaims>
 }
 
+export interface OidcDependencies {
+  store: Pick<AccountStore, 'readSetting' | 'writeSetting'>
+  clock: Clock
+  log: Logger
+}
+
 export interface OidcOptions {
   providers: OidcProviderConfig[]
   discoveryTimeoutSeconds: number
@@ -59,9 +61,7 @@ const optionalString = (value: unknown) => typeof value === 'string' && value.tr
  * and left out, and the others serve. http:// issuers (refused in production by the config) are
  * allowed for development and tests.
  */
-export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeconds }) => {
-  const { clock } = fastify
-  const { store, log } = fastify
+export async function createOidc ({ store, clock, log }: OidcDependencies, { providers, discoveryTimeoutSeconds }: OidcOptions): Promise<Oidc> {
   // Each served provider with the library that serves it: openid-client is loaded only when a
   // provider is configured.
   const configurations = new Map<string, { label: string, scopes: string, configuration: OpenIdClient.Configuration, client: typeof OpenIdClient }>()
@@ -98,7 +98,7 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
     return found
   }
 
-  const oidc: Oidc = {
+  return {
     providers: () => [...configurations].map(([name, { label }]) => ({ name, label })),
 
     assertServed (provider) { served(provider) },
@@ -159,5 +159,4 @@ export default fp<OidcOptions>(async (fastify, { providers, discoveryTimeoutSeco
       }
     }
   }
-  fastify.decorate('oidc', oidc)
-}, { name: 'oidc', dependencies: ['store'] })
+}

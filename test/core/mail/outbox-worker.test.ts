@@ -1,7 +1,7 @@
-import Fastify from 'fastify'
 import t from 'tap'
-import type { ClaimedMail } from '../../db/store.js'
-import { OutboxWorker } from '../../core/mail/outbox-worker.js'
+import type { ClaimedMail } from '../../../db/store.js'
+import { silentLogger } from '../../../core/logger.js'
+import { OutboxWorker } from '../../../core/mail/outbox-worker.js'
 
 /** A store with one mail to claim, recording what the worker tells it. */
 function oneMailStore () {
@@ -29,7 +29,7 @@ t.test('shutdown waits for a delivery under way, but not for one that hangs', as
     deliver: async () => { await new Promise(resolve => setTimeout(resolve, 50)); return true },
     maxAttempts: 8,
     retryDelayMs: 1000,
-    log: Fastify({ logger: false }).log,
+    log: silentLogger,
     stopWaitMs: 2000
   })
   quick.start()
@@ -44,7 +44,7 @@ t.test('shutdown waits for a delivery under way, but not for one that hangs', as
     deliver: async () => { state.delivering = true; return await new Promise<boolean>(() => {}) },
     maxAttempts: 8,
     retryDelayMs: 1000,
-    log: Fastify({ logger: false }).log,
+    log: silentLogger,
     stopWaitMs: 100
   })
   stuck.start()
