@@ -8,14 +8,20 @@ const FLOORS = [
   ['plugins', ['routes', 'src']],
   ['routes', ['src']]
 ]
+// The store and the rules know nothing of HTTP: Fastify and its plugins are for plugins/ and above
+// (@fastify/error only defines error classes with a code and a status, which the rules throw).
+const HTTP_PACKAGES = { group: ['fastify', 'fastify-plugin', '@fastify/*', '!@fastify/error'], message: 'db/ and core/ know nothing of Fastify: take what is needed as a plain value or type.' }
 const floorRules = FLOORS.map(([floor, above]) => ({
   files: [`${floor}/**/*.ts`],
   rules: {
     'no-restricted-imports': ['error', {
-      patterns: above.map(folder => ({
-        group: [`**/${folder}/**`, `../${folder}`, `../../${folder}`],
-        message: `${floor}/ is below ${folder}/: move what it needs down instead (docs/architecture.md).`
-      }))
+      patterns: [
+        ...above.map(folder => ({
+          group: [`**/${folder}/**`, `../${folder}`, `../../${folder}`],
+          message: `${floor}/ is below ${folder}/: move what it needs down instead (docs/architecture.md).`
+        })),
+        ...(above.includes('plugins') ? [HTTP_PACKAGES] : [])
+      ]
     }]
   }
 }))

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify'
 import ipaddr from 'ipaddr.js'
 
 /**
@@ -9,7 +8,7 @@ import ipaddr from 'ipaddr.js'
  * IPv6) is counted per address. Used by @fastify/rate-limit's keyGenerator and
  * by the per-address limits of routes/rate-limits.ts, so they all agree.
  */
-export function clientAddressKey (request: FastifyRequest): string {
+export function clientAddressKey (request: { ip: string }): string {
   return addressKey(request.ip)
 }
 

@@ -1,6 +1,5 @@
 import { Ajv, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
 import { Email } from './schemas/common.js'
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -14,7 +13,10 @@ const shared: Options = { removeAdditional: false, useDefaults: true, allErrors:
  * in a PATCH) is an error, not something to drop silently. Path parameters and
  * query strings arrive as text, so they keep coercion.
  */
-export function buildValidatorCompiler (): FastifySchemaCompiler<object> {
+/** Fastify's validatorCompiler (its FastifySchemaCompiler), typed by what it is given, so that core/ needs nothing of Fastify. */
+export type ValidatorCompiler = (route: { schema: object, httpPart?: string }) => ValidateFunction
+
+export function buildValidatorCompiler (): ValidatorCompiler {
   const bodyValidator = bodyAjv()
   const textValidator = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }), ['email'])
   return ({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator : textValidator).compile(schema)
