@@ -30,14 +30,17 @@ const webauthn = async () => await (webauthnLibrary ??= import('@simplewebauthn/
 export const DEFAULT_PASSKEY_NAME = 'Passkey'
 
 export interface Passkeys {
-  /** Options for navigator.credentials.create(): a discoverable credential, the user's passkeys excluded. */
-  registrationOptions (user: UserRecord): Promise<PublicKeyCredentialCreationOptionsJSON>
+  /**
+   * Options for navigator.credentials.create(): a discoverable credential, the user's passkeys excluded.
+   * Needs a fresh session (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE): a passkey is a way in.
+   */
+  registrationOptions (user: UserRecord, sessionId: string): Promise<PublicKeyCredentialCreationOptionsJSON>
   /** Verifies the browser's answer to the user's registration challenge and stores the passkey: 400, 409. */
   register (user: UserRecord, response: RegistrationResponseJSON, name: string | undefined, client: Client, sessionId: string): Promise<PasskeyRecord>
   list (userId: number): Promise<PasskeyRecord[]>
   /** 404 PASSKEY_NOT_FOUND unless it is one of the user's. */
   rename (userId: number, id: string, name: string): Promise<PasskeyRecord>
-  /** 404 PASSKEY_NOT_FOUND unless it is one of the user's. */
+  /** 404 PASSKEY_NOT_FOUND unless it is one of the user's; needs a fresh session (403 REAUTHENTICATION_REQUIRED). */
   remove (userId: number, id: string, client: Client, sessionId: string): Promise<void>
   /** Options for navigator.credentials.get() with no allowCredentials: the authenticator offers the passkeys it holds. */
   authenticationOptions (): Promise<PublicKeyCredentialRequestOptionsJSON>
@@ -65,7 +68,7 @@ export interface PasskeysDependencies {
   store: PasskeysStore & Pick<UsersStore, 'findUserById'>
   clock: Clock
   log: Logger
-  sessions: Pick<Sessions, 'start' | 'markAuthenticated'>
+  sessions: Pick<Sessions, 'start' | 'markAuthenticated' | 'requireFresh'>
   securityEvents: Pick<SecurityEvents, 'record'>
   loginThrottle: Pick<LoginThrottle, 'succeeded'>
   mailer: Pick<Mailer, 'enqueue'>
@@ -143,7 +146,8 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
   }
 
   const passkeys: Passkeys = {
-    async registrationOptions (user) {
+    async registrationOptions (user, sessionId) {
+      await sessions.requireFresh(sessionId)
       const existing = await store.listPasskeys(user.id)
       return await (await webauthn()).generateRegistrationOptions({
         rpName,
@@ -198,6 +202,7 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
     },
 
     async remove (userId, id, client, sessionId) {
+      await sessions.requireFresh(sessionId)
       const passkey = await ownPasskey(userId, id)
       if (!await store.deletePasskey(userId, id)) throw new PasskeyNotFoundError()
       await securityEvents.record('passkey_removed', client, { userId, sessionId, detail: { passkey_id: id, name: passkey.name } })

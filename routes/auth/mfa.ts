@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { clientAddressKey } from '../../core/client-address.js'
@@ -18,64 +18,67 @@ const mfaRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { variant, transport, rateLimit, signedIn, actorOf } = fastify.routeContext
   const { mfa, authentication } = fastify
 
-  fastify.post('/mfa/totp', {
-    schema: {
-      security: transport.security.access,
-      summary: 'Start TOTP: a new secret and its otpauth:// URL, inactive until confirmed',
-      description: `Calling it again replaces a secret not yet confirmed; 409 TOTP_ALREADY_ENABLED once one is. ${FRESH}`,
-      response: { 200: TotpSetupResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
-    },
-    onRequest: signedIn,
-    preHandler: limitEach(fastify, rateLimit, [perUser('totp-setup', rateLimit)])
-  }, async (request) => {
-    const { secret, otpauthUrl } = await mfa.beginTotp(await actorOf(request))
-    return { secret, otpauth_url: otpauthUrl }
-  })
+  // Setting up and removing one's own second factor: every route of this context needs a signed-in session.
+  await fastify.register(async (scope) => {
+    const own = scope.withTypeProvider<TypeBoxTypeProvider>()
+    own.addHook('onRequest', signedIn)
 
-  fastify.post('/mfa/totp/confirm', {
-    schema: {
-      security: transport.security.access,
-      summary: 'Turn TOTP on with a current code of the new secret; answers the ten recovery codes, shown this once',
-      description: 'Every other session of the user ends (as after a password change); this one goes on. ' +
-        'A wrong code is 400 INVALID_MFA_CODE; 409 TOTP_SETUP_NOT_STARTED when no secret waits for confirmation.',
-      body: TotpConfirmBody,
-      response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
-    },
-    onRequest: signedIn,
-    preHandler: limitEach(fastify, rateLimit, [perUser('totp-confirm', rateLimit)])
-  }, async (request) => {
-    return { recovery_codes: await mfa.confirmTotp(await actorOf(request), request.body.code) }
-  })
+    own.post('/mfa/totp', {
+      schema: {
+        security: transport.security.access,
+        summary: 'Start TOTP: a new secret and its otpauth:// URL, inactive until confirmed',
+        description: `Calling it again replaces a secret not yet confirmed; 409 TOTP_ALREADY_ENABLED once one is. ${FRESH}`,
+        response: { 200: TotpSetupResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
+      },
+      preHandler: limitEach(fastify, rateLimit, [perUser('totp-setup', rateLimit)])
+    }, async (request) => {
+      const { secret, otpauthUrl } = await mfa.beginTotp(await actorOf(request))
+      return { secret, otpauth_url: otpauthUrl }
+    })
 
-  fastify.delete('/mfa/totp', {
-    schema: {
-      security: transport.security.access,
-      summary: 'Turn TOTP off; the recovery codes go with it (idempotent)',
-      description: FRESH,
-      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
-    },
-    onRequest: signedIn,
-    preHandler: limitEach(fastify, rateLimit, [perUser('totp-delete', rateLimit)])
-  }, async (request, reply) => {
-    await mfa.disableTotp(await actorOf(request))
-    return reply.code(204).send(null)
-  })
+    own.post('/mfa/totp/confirm', {
+      schema: {
+        security: transport.security.access,
+        summary: 'Turn TOTP on with a current code of the new secret; answers the ten recovery codes, shown this once',
+        description: 'Every other session of the user ends (as after a password change); this one goes on. ' +
+          'A wrong code is 400 INVALID_MFA_CODE; 409 TOTP_SETUP_NOT_STARTED when no secret waits for confirmation.',
+        body: TotpConfirmBody,
+        response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
+      },
+      preHandler: limitEach(fastify, rateLimit, [perUser('totp-confirm', rateLimit)])
+    }, async (request) => {
+      return { recovery_codes: await mfa.confirmTotp(await actorOf(request), request.body.code) }
+    })
 
-  fastify.post('/mfa/recovery-codes', {
-    schema: {
-      security: transport.security.access,
-      summary: 'A new set of ten recovery codes; the old set is void',
-      description: `409 TOTP_NOT_ENABLED without TOTP. ${FRESH}`,
-      response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
-    },
-    onRequest: signedIn,
-    preHandler: limitEach(fastify, rateLimit, [perUser('recovery-codes', rateLimit)])
-  }, async (request) => {
-    return { recovery_codes: await mfa.renewRecoveryCodes(await actorOf(request)) }
+    own.delete('/mfa/totp', {
+      schema: {
+        security: transport.security.access,
+        summary: 'Turn TOTP off; the recovery codes go with it (idempotent)',
+        description: FRESH,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
+      },
+      preHandler: limitEach(fastify, rateLimit, [perUser('totp-delete', rateLimit)])
+    }, async (request, reply) => {
+      await mfa.disableTotp(await actorOf(request))
+      return reply.code(204).send(null)
+    })
+
+    own.post('/mfa/recovery-codes', {
+      schema: {
+        security: transport.security.access,
+        summary: 'A new set of ten recovery codes; the old set is void',
+        description: `409 TOTP_NOT_ENABLED without TOTP. ${FRESH}`,
+        response: { 200: RecoveryCodesResponse, ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
+      },
+      preHandler: limitEach(fastify, rateLimit, [perUser('recovery-codes', rateLimit)])
+    }, async (request) => {
+      return { recovery_codes: await mfa.renewRecoveryCodes(await actorOf(request)) }
+    })
   })
 
   // The account an mfa_token is for, found before the limits count the request (per account).
   const challengedUsers = new WeakMap<FastifyRequest, string>()
+
   fastify.post('/mfa/verify', {
     schema: {
       security: NO_CREDENTIALS,

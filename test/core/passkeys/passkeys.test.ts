@@ -2,6 +2,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import t, { type Test } from 'tap'
 import type { Client, SecurityEventType } from '../../../core/events/security-events.js'
 import { silentLogger } from '../../../core/logger.js'
+import { ReauthenticationRequiredError } from '../../../core/errors.js'
 import type { MailMessage } from '../../../core/mail/mailer.js'
 import {
   createPasskeys, DEFAULT_PASSKEY_NAME, PASSKEY_CHALLENGE_TTL_MS, type Passkeys, type PasskeysDependencies, type PasskeysOptions
@@ -32,6 +33,8 @@ interface Fixture {
   mailed: MailMessage[]
   /** Users whose sessions.start was called, sessions whose markAuthenticated was, emails whose lockout was cleared. */
   started: number[]
+  /** Sessions whose last password proof is older than REAUTH_MAX_AGE: requireFresh refuses them. */
+  stale: Set<string>
   marked: string[]
   cleared: string[]
 }
@@ -42,7 +45,7 @@ async function fixture (t: Test, overrides: Partial<PasskeysOptions> = {}): Prom
   const newUser = (firstName: string, email: string) => ({ firstName, lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
   const ada = await store.createUser(newUser('Ada', 'ada@example.com'))
   const bob = await store.createUser(newUser('Bob', 'bob@example.com'))
-  const f: Omit<Fixture, 'deps' | 'passkeys'> = { store, clock, ada, bob, events: [], mailed: [], started: [], marked: [], cleared: [] }
+  const f: Omit<Fixture, 'deps' | 'passkeys'> = { store, clock, ada, bob, events: [], mailed: [], started: [], stale: new Set(), marked: [], cleared: [] }
   const deps: PasskeysDependencies = {
     store,
     clock,
@@ -52,7 +55,8 @@ async function fixture (t: Test, overrides: Partial<PasskeysOptions> = {}): Prom
         f.started.push(userId)
         return { userId, sessionId: 'new-session', accessToken: 'access', refreshToken: 'refresh', refreshTokenMaxAge: 60 }
       },
-      async markAuthenticated (sessionId) { f.marked.push(sessionId) }
+      async markAuthenticated (sessionId) { f.marked.push(sessionId) },
+      async requireFresh (sessionId) { if (f.stale.has(sessionId)) throw new ReauthenticationRequiredError() }
     },
     securityEvents: { async record (type, _client, { userId, detail }) { f.events.push({ type, userId, detail }) } },
     loginThrottle: { async succeeded (email) { f.cleared.push(email) } },
@@ -64,7 +68,7 @@ async function fixture (t: Test, overrides: Partial<PasskeysOptions> = {}): Prom
 /** A passkey of the user, registered through the rules with a software authenticator. */
 async function addPasskey (f: Fixture, user: UserRecord, name?: string) {
   const credential = new SoftwareCredential()
-  const answer = credential.register(await f.passkeys.registrationOptions(user)) as RegistrationResponseJSON
+  const answer = credential.register(await f.passkeys.registrationOptions(user, SESSION)) as RegistrationResponseJSON
   const passkey = await f.passkeys.register(user, answer, name, client, SESSION)
   return { credential, passkey }
 }
@@ -79,7 +83,7 @@ const types = (f: Fixture) => f.events.map(event => event.type)
 t.test('registration options ask for a discoverable credential with user verification and exclude the user\'s passkeys', async (t) => {
   const f = await fixture(t)
   const { passkey } = await addPasskey(f, f.ada)
-  const offered = await f.passkeys.registrationOptions(f.ada)
+  const offered = await f.passkeys.registrationOptions(f.ada, SESSION)
   t.match(offered, {
     rp: { id: 'localhost', name: 'account-service' },
     user: { id: Buffer.from(String(f.ada.id)).toString('base64url'), name: 'ada@example.com', displayName: 'Ada Lovelace' },
@@ -88,7 +92,7 @@ t.test('registration options ask for a discoverable credential with user verific
     authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' }
   })
   t.same(offered.excludeCredentials?.map(excluded => excluded.id), [passkey.credentialId])
-  t.same((await f.passkeys.registrationOptions(f.bob)).excludeCredentials, [], 'another user\'s are not excluded')
+  t.same((await f.passkeys.registrationOptions(f.bob, SESSION)).excludeCredentials, [], 'another user\'s are not excluded')
 
   const login = await f.passkeys.authenticationOptions()
   t.match(login, { rpId: 'localhost', userVerification: 'required', timeout: PASSKEY_CHALLENGE_TTL_MS })
@@ -98,7 +102,7 @@ t.test('registration options ask for a discoverable credential with user verific
 t.test('a registered passkey is the user\'s, recorded and mailed to its owner; its answer does not register twice', async (t) => {
   const f = await fixture(t)
   const credential = new SoftwareCredential()
-  const answer = credential.register(await f.passkeys.registrationOptions(f.ada)) as RegistrationResponseJSON
+  const answer = credential.register(await f.passkeys.registrationOptions(f.ada, SESSION)) as RegistrationResponseJSON
   await t.rejects(f.passkeys.register(f.bob, answer, 'Stolen', client, SESSION), { code: 'INVALID_PASSKEY_REGISTRATION', statusCode: 400 },
     'not by another user')
   const passkey = await f.passkeys.register(f.ada, answer, undefined, client, SESSION)
@@ -110,17 +114,26 @@ t.test('a registered passkey is the user\'s, recorded and mailed to its owner; i
   t.equal(f.mailed[0]?.to, 'ada@example.com')
   await t.rejects(f.passkeys.register(f.ada, answer, undefined, client, SESSION), { code: 'INVALID_PASSKEY_REGISTRATION' }, 'its challenge is used')
 
-  const again = credential.register(await f.passkeys.registrationOptions(f.bob)) as RegistrationResponseJSON
+  const again = credential.register(await f.passkeys.registrationOptions(f.bob, SESSION)) as RegistrationResponseJSON
   await t.rejects(f.passkeys.register(f.bob, again, undefined, client, SESSION), { code: 'PASSKEY_ALREADY_REGISTERED', statusCode: 409 })
 })
 
 t.test('a passkey registered without user verification is refused', async (t) => {
   const f = await fixture(t)
   const credential = new SoftwareCredential()
-  const answer = credential.register(await f.passkeys.registrationOptions(f.ada), { userVerified: false }) as RegistrationResponseJSON
+  const answer = credential.register(await f.passkeys.registrationOptions(f.ada, SESSION), { userVerified: false }) as RegistrationResponseJSON
   await t.rejects(f.passkeys.register(f.ada, answer, 'Key', client, SESSION), { code: 'INVALID_PASSKEY_REGISTRATION' })
   t.same(await f.passkeys.list(f.ada.id), [])
   t.same(f.mailed, [])
+})
+
+t.test('adding or removing a passkey needs a fresh session', async (t) => {
+  const f = await fixture(t)
+  const { passkey } = await addPasskey(f, f.ada, 'Laptop')
+  f.stale.add(SESSION)
+  await t.rejects(f.passkeys.registrationOptions(f.ada, SESSION), { code: 'REAUTHENTICATION_REQUIRED', statusCode: 403 })
+  await t.rejects(f.passkeys.remove(f.ada.id, passkey.id, client, SESSION), { code: 'REAUTHENTICATION_REQUIRED', statusCode: 403 })
+  t.same((await f.passkeys.list(f.ada.id)).map(({ id }) => id), [passkey.id], 'the passkey stays')
 })
 
 t.test('a passkey is renamed and removed by its owner only', async (t) => {
