@@ -17,7 +17,7 @@ export const RESET_MAILS_PER_DAY = 20
 const TOKEN_ERRORS = {
   reset_password: { Invalid: InvalidResetTokenError, Expired: ResetTokenExpiredError },
   verify_email: { Invalid: InvalidVerificationTokenError, Expired: VerificationTokenExpiredError },
-  // The provider sign-in's #code= (plugins/app/oidc.ts): used or expired alike are INVALID_CODE.
+  // The provider sign-in's #code= (issued by core/identities/identities.ts, exchanged at POST /auth/oidc/exchange): used or expired alike are INVALID_CODE.
   oidc_login: { Invalid: InvalidCodeError, Expired: InvalidCodeError }
 } as const
 
