@@ -10,12 +10,17 @@ const run = promisify(execFile)
 const BUILD_SCRIPT = new URL('../../scripts/build.mjs', import.meta.url)
 const NODE_MODULES = new URL('../../node_modules', import.meta.url)
 
+/** What the sources need of Node's console, declared here since the project loads no @types. */
+const CONSOLE = 'declare const console: { log (message: string): void }\n'
+
 function project (t: Test): string {
   const root = t.testdir({
     'package.json': JSON.stringify({ type: 'module' }),
-    'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, rootDir: '.', outDir: 'dist' } }),
+    // No @types and only the ES library: tsc would otherwise load every @types package of the linked
+    // node_modules, 10 s a build here instead of 1.
+    'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, rootDir: '.', outDir: 'dist', types: [], lib: ['es2022'] } }),
     'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['src', 'core'] }),
-    src: { 'server.ts': "import { greeting } from '../core/greeting.js'\nconsole.log(greeting)\n", 'cli.ts': 'console.log("cli")\n' },
+    src: { 'server.ts': `${CONSOLE}import { greeting } from '../core/greeting.js'\nconsole.log(greeting)\n`, 'cli.ts': `${CONSOLE}console.log("cli")\n` },
     core: { 'greeting.ts': "export const greeting = 'hello'\n" },
     routes: { pages: { public: { 'index.html': '<p>hello</p>\n' } } }
   })
