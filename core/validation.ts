@@ -17,10 +17,15 @@ const shared: Options = { removeAdditional: false, useDefaults: true, allErrors:
 export type ValidatorCompiler = (route: { schema: object, httpPart?: string }) => ValidateFunction
 
 export function buildValidatorCompiler (): ValidatorCompiler {
-  const bodyValidator = bodyAjv()
-  const textValidator = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }), ['email'])
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator : textValidator).compile(schema)
+  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyValidator() : textValidator()).compile(schema)
 }
+
+// One of each per process: Ajv keeps what it compiled by schema object, and the route schemas are module
+// constants, so the second variant mounted (or the app built again, as every test does) compiles nothing.
+let bodies: Ajv | undefined
+let texts: Ajv | undefined
+const bodyValidator = () => (bodies ??= bodyAjv())
+const textValidator = () => (texts ??= addFormats(new Ajv({ ...shared, coerceTypes: 'array' }), ['email']))
 
 const bodyAjv = () => addFormats(new Ajv({ ...shared, coerceTypes: false }), ['email'])
 
@@ -32,6 +37,6 @@ let emailValidator: ValidateFunction | undefined
  * "Win <mallory@evil.test>, victim@example.com" is no address.
  */
 export function isEmail (value: unknown): boolean {
-  emailValidator ??= bodyAjv().compile(Email)
+  emailValidator ??= bodyValidator().compile(Email)
   return emailValidator(value)
 }

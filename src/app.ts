@@ -35,6 +35,7 @@ import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
 import type { Clock } from '../core/clock.js'
 import type { Config, Variant } from '../core/config.js'
+import { buildSerializerCompiler } from '../core/serialization.js'
 import { buildValidatorCompiler } from '../core/validation.js'
 
 export interface AppOptions {
@@ -133,6 +134,7 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
 /** The service as a plugin: external plugins, then our own, then the routes. */
 export default async function app (fastify: FastifyInstance, { config, mounts, clock: appClock }: AppOptions): Promise<void> {
   fastify.setValidatorCompiler(buildValidatorCompiler())
+  fastify.setSerializerCompiler(buildSerializerCompiler())
   // Only JSON bodies: text/plain would otherwise parse as a string and fail later as a schema error instead of 415.
   fastify.removeContentTypeParser('text/plain')
   // Many clients send Content-Type: application/json with no body on a bodiless POST (refresh, logout).
