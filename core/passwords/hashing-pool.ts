@@ -131,8 +131,6 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
     worker.postMessage(next)
   }
 
-  for (let index = 0; index < size; index++) dispatch(spawnWorker())
-
   return {
     run (task) {
       if (closed) return Promise.reject(new Error('hashing pool closed'))
@@ -141,7 +139,9 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
       const result = new Promise<string | boolean>((resolve, reject) => {
         pending.set(id, { resolve, reject })
         queue.push({ id, task })
-        const worker = idle.pop()
+        // Threads start as tasks come and find none idle, up to `size`: an app that never hashes (a
+        // test's, the CLI's) starts none, and a quiet one only what its logins needed.
+        const worker = idle.pop() ?? (workers.size < size ? spawnWorker() : undefined)
         if (worker !== undefined) dispatch(worker)
       })
       accepted.add(result)

@@ -36,7 +36,8 @@ export function serializeParameters ({ memoryCost, timeCost, parallelism }: Argo
 export async function sharedParameters (store: SettingsStore, pool: HashingPool, targetMs: number): Promise<{ parameters: Argon2Parameters, calibration?: Calibration }> {
   const stored = parseParameters(await store.readSetting(HASH_PARAMETERS_SETTING))
   if (stored !== undefined) return { parameters: stored }
-  const calibration = await calibrate(pool, targetMs)
+  // A target of 0 is the minimum itself: nothing to measure.
+  const calibration = targetMs <= 0 ? { ...OWASP_MINIMUM, expectedMs: 0 } : await calibrate(pool, targetMs)
   await store.writeSetting(HASH_PARAMETERS_SETTING, serializeParameters(calibration), { onlyIfNone: true })
   return { parameters: parseParameters(await store.readSetting(HASH_PARAMETERS_SETTING)) ?? calibration, calibration }
 }

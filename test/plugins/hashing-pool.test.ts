@@ -26,6 +26,20 @@ test('hashing threads run at the lowest CPU priority', { skip: process.platform 
   t.equal(niceOf(String(process.pid)), 0, 'the event loop keeps its priority')
 })
 
+test('a pool starts its threads with its first tasks, never more than it needs', { skip: process.platform !== 'linux' && 'threads counted in /proc' }, async (t) => {
+  const threads = () => readdirSync('/proc/self/task').length
+  const before = threads()
+  const pool = createHashingPool({ size: 2 })
+  t.teardown(() => pool.close())
+  t.equal(threads(), before, 'none before a task')
+  await pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS })
+  await pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS })
+  const afterOne = threads()
+  t.ok(afterOne > before, 'one for the first task')
+  await Promise.all([1, 2].map(() => pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS })))
+  t.ok(threads() > afterOne, 'a second once two tasks came together')
+})
+
 test('a closed pool refuses work', async (t) => {
   const pool = createHashingPool({ size: 1 })
   await pool.close()
