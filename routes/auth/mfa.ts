@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { clientAddressKey } from '../../core/client-address.js'
@@ -6,6 +6,7 @@ import { LoginResponse } from '../../core/schemas/auth.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { MfaVerifyBody, RecoveryCodesResponse, TotpConfirmBody, TotpSetupResponse } from '../../core/schemas/mfa.js'
 import { clientOf } from '../client.js'
+import { signedInRoutes } from '../context.js'
 import { limitEach, perUser } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
 import { answerLogin } from './login-answer.js'
@@ -15,14 +16,11 @@ const FRESH = 'Needs a recent proof (403 REAUTHENTICATION_REQUIRED past REAUTH_M
 
 /** The second factor: TOTP setup and removal, recovery codes, and the second step of a login. */
 const mfaRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { variant, transport, rateLimit, signedIn, actorOf } = fastify.routeContext
+  const { variant, transport, rateLimit, actorOf } = fastify.routeContext
   const { mfa, authentication } = fastify
 
   // Setting up and removing one's own second factor: every route of this context needs a signed-in session.
-  await fastify.register(async (scope) => {
-    const own = scope.withTypeProvider<TypeBoxTypeProvider>()
-    own.addHook('onRequest', signedIn)
-
+  await signedInRoutes(fastify, (own) => {
     own.post('/mfa/totp', {
       schema: {
         security: transport.security.access,

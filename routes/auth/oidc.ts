@@ -13,6 +13,7 @@ import { CallbackQuery, ExchangeBody, HeaderSignInQuery, IdentitiesResponse, Pro
 import { presentUser } from '../../core/schemas/users.js'
 import { isEmail } from '../../core/validation.js'
 import { clientOf } from '../client.js'
+import { signedInRoutes } from '../context.js'
 import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
@@ -29,7 +30,7 @@ const errorCode = (value: string) => value.replace(/[^a-z_]/g, '').slice(0, 64) 
  * POST /auth/oidc/exchange turns it into the login answer.
  */
 const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { variant, transport, mountPrefix, config, signedIn } = fastify.routeContext
+  const { variant, transport, mountPrefix, config } = fastify.routeContext
   const { oidc, identities, store } = fastify
   const publicUrl = config.mail.publicUrl
   const callbackPath = (provider: string) => `${mountPrefix}/auth/oidc/${provider}/callback`
@@ -159,9 +160,8 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     })
   }
 
-  await fastify.register(async (guarded) => {
-    guarded.addHook('onRequest', signedIn)
-
+  // One's own linked identities: every route of this context needs a signed-in session.
+  await signedInRoutes(fastify, (guarded) => {
     guarded.get('/identities', {
       schema: {
         security: transport.security.access,
@@ -184,7 +184,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       preHandler: limitEach(fastify, config.rateLimit, [perUser('unlink-identity', config.rateLimit)])
     }, async (request, reply) => {
       const user = await signedInUser(store, request)
-      const { provider } = request.params as { provider: string }
+      const { provider } = request.params
       await identities.unlink({ user, sessionId: claimsOf(request).sessionId, client: clientOf(request) }, provider)
       return reply.code(204).send(null)
     })

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { Type } from '@sinclair/typebox'
 import { clientAddressKey } from '../../core/client-address.js'
@@ -10,6 +10,7 @@ import {
 } from '../../core/schemas/passkeys.js'
 import { presentUser } from '../../core/schemas/users.js'
 import { clientOf } from '../client.js'
+import { signedInRoutes } from '../context.js'
 import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser, type Limit } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
@@ -22,16 +23,13 @@ const FRESH = 'Needs a fresh session: a sign-in or re-authentication within REAU
  * one (no session). HTTP only; the rules are core/passkeys/passkeys.ts.
  */
 const passkeyRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { variant, transport, rateLimit, signedIn } = fastify.routeContext
+  const { variant, transport, rateLimit } = fastify.routeContext
   const { store, passkeys } = fastify
   // Per client address, as many as logins (RATE_LIMIT_LOGIN_MAX): a passkey login is a login.
   const perAddress = (name: string): Limit => ({ name: `${name}:ip`, max: rateLimit.loginMax, key: clientAddressKey })
 
-  // One's own passkeys: every route of this context needs a signed-in session (the guard, once).
-  await fastify.register(async (scope) => {
-    const own = scope.withTypeProvider<TypeBoxTypeProvider>()
-    own.addHook('onRequest', signedIn)
-
+  // One's own passkeys: every route of this context needs a signed-in session.
+  await signedInRoutes(fastify, (own) => {
     own.post('/passkeys/registration-options', {
       schema: {
         security: transport.security.access,

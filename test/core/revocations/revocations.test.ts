@@ -6,6 +6,7 @@ import { storeWith } from '../../../core/revocations/following-store.js'
 import { createRevocations, FRESHNESS_MS, POLL_INTERVAL_MS, type FollowedRevocations } from '../../../core/revocations/revocations.js'
 import { testClock, type TestClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
+import { eventually } from '../../fixtures/eventually.js'
 
 const TTL_SECONDS = 60
 const newUser = (email: string) => ({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
@@ -51,16 +52,6 @@ async function follow (t: Test, { before }: { before?: (raw: AccountStore, clock
   const followed = await createRevocations({ store, clock, log }, { accessTokenTtlSeconds: TTL_SECONDS })
   t.teardown(() => followed.close())
   return { raw, clock, followed, counts, warnings, failReads: (value) => { failing = value }, now: () => new Date(clock.now()) }
-}
-
-/** Resolves once `condition` holds, failing after `limitMs` of real time (the log is polled on real time). */
-async function eventually (condition: () => boolean | Promise<boolean>, limitMs = 2000): Promise<boolean> {
-  const started = Date.now()
-  while (!(await condition())) {
-    if (Date.now() - started > limitMs) return false
-    await sleep(10)
-  }
-  return true
 }
 
 t.test('a revocation through the followed store is in the set before the call returns; the set answers without the store', async (t) => {

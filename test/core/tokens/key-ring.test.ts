@@ -8,6 +8,7 @@ import { rotateSigningKey } from '../../../core/tokens/keys.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
 import { decodePart } from '../../fixtures/jwt.js'
+import { eventually } from '../../fixtures/eventually.js'
 
 const options: KeyRingOptions = {
   accessTokenTtlSeconds: 2,
@@ -26,16 +27,6 @@ function counting (store: SigningKeysStore): SigningKeysStore & { reads: number 
     replaceSigningKeyPrivateHalf: store.replaceSigningKeyPrivateHalf.bind(store)
   }
   return counted
-}
-
-/** Resolves once `condition` holds, failing after `limitMs` of real time (the reload timer runs on real time). */
-async function eventually (condition: () => Promise<boolean>, limitMs = 2000): Promise<boolean> {
-  const started = Date.now()
-  while (!(await condition())) {
-    if (Date.now() - started > limitMs) return false
-    await sleep(10)
-  }
-  return true
 }
 
 t.test('on a fresh store the ring stores one key, which signs and is the whole JWKS', async (t) => {
