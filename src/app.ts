@@ -35,6 +35,7 @@ import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
 import type { Clock } from '../core/clock.js'
 import type { Config, Variant } from '../core/config.js'
+import type { Argon2Parameters } from '../core/passwords/hashing-pool.js'
 import { buildSerializerCompiler } from '../core/serialization.js'
 import { buildValidatorCompiler } from '../core/validation.js'
 
@@ -44,6 +45,11 @@ export interface AppOptions {
   mounts?: Array<{ variant: Variant, prefix: string }>
   /** Where the rules read the time; the system clock by default (tests pass one they move forward). */
   clock?: Clock
+  /**
+   * Argon2id parameters to hash with instead of the stored (calibrated) ones, below OWASP's minimum if
+   * need be: the test suite's cheap ones (test/fixtures/build.ts). No setting reaches this.
+   */
+  passwordHashParameters?: Argon2Parameters
 }
 
 /** Log paths whose value is replaced by "[redacted]". */
@@ -132,7 +138,7 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
 }
 
 /** The service as a plugin: external plugins, then our own, then the routes. */
-export default async function app (fastify: FastifyInstance, { config, mounts, clock: appClock }: AppOptions): Promise<void> {
+export default async function app (fastify: FastifyInstance, { config, mounts, clock: appClock, passwordHashParameters }: AppOptions): Promise<void> {
   fastify.setValidatorCompiler(buildValidatorCompiler())
   fastify.setSerializerCompiler(buildSerializerCompiler())
   // Only JSON bodies: text/plain would otherwise parse as a string and fail later as a schema error instead of 415.
@@ -163,7 +169,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   await fastify.register(requestIds)
   // The store comes with the revocation set that follows its log (fastify.revocations): every plugin gets the one store.
   await fastify.register(store, { databaseUrl: config.databaseUrl, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
-  await fastify.register(passwords, { queueMax: config.passwordHashQueueMax, hashTargetMs: config.passwordHashTargetMs })
+  await fastify.register(passwords, { queueMax: config.passwordHashQueueMax, hashTargetMs: config.passwordHashTargetMs, fixedParameters: passwordHashParameters })
   await fastify.register(loginThrottle, { rateLimit: config.rateLimit })
   await fastify.register(tokens, {
     accessTokenTtlSeconds: config.accessTokenTtlSeconds,

@@ -1,7 +1,7 @@
 import type { Algorithm } from '@node-rs/argon2'
 import type { SettingsStore } from '../../db/store.js'
 import type { Logger } from '../logger.js'
-import { createHashingPool, type HashingPool } from './hashing-pool.js'
+import { createHashingPool, type Argon2Parameters, type HashingPool } from './hashing-pool.js'
 import { OWASP_MINIMUM, phcPrefix, sharedParameters } from './parameters.js'
 
 export interface Passwords {
@@ -25,6 +25,12 @@ export interface PasswordsOptions {
   queueMax: number
   /** The time one hash should take here (PASSWORD_HASH_TARGET); used only when no parameters are stored yet. */
   hashTargetMs: number
+  /**
+   * Parameters to hash with instead of the stored (calibrated) ones, below OWASP's minimum if need be:
+   * the test suite's, where thousands of hashes would otherwise cost minutes. No setting reaches it; only
+   * a program that builds the app itself passes it (src/app.ts, AppOptions.passwordHashParameters).
+   */
+  fixedParameters?: Argon2Parameters
 }
 
 export interface PasswordsDependencies {
@@ -43,10 +49,12 @@ export interface ClosablePasswords extends Passwords {
  * with the Argon2id parameters stored for every instance; the first start calibrates them to this host
  * (core/passwords/parameters.ts).
  */
-export async function createPasswords ({ store, log }: PasswordsDependencies, { queueMax, hashTargetMs }: PasswordsOptions): Promise<ClosablePasswords> {
+export async function createPasswords ({ store, log }: PasswordsDependencies, { queueMax, hashTargetMs, fixedParameters }: PasswordsOptions): Promise<ClosablePasswords> {
   const pool = createHashingPool({ maxQueued: queueMax })
   try {
-    return await startPasswords(pool, store, log, hashTargetMs)
+    const { parameters, calibration } = fixedParameters === undefined ? await sharedParameters(store, pool, hashTargetMs) : { parameters: fixedParameters }
+    if (calibration !== undefined) log.info({ calibration, parameters }, 'password hash parameters calibrated to this host and stored')
+    return await startPasswords(pool, parameters)
   } catch (error) {
     // A failed start ends the threads it started: nobody else holds the pool to close it.
     await pool.close()
@@ -54,9 +62,7 @@ export async function createPasswords ({ store, log }: PasswordsDependencies, { 
   }
 }
 
-async function startPasswords (pool: HashingPool, store: SettingsStore, log: Logger, hashTargetMs: number): Promise<ClosablePasswords> {
-  const { parameters, calibration } = await sharedParameters(store, pool, hashTargetMs)
-  if (calibration !== undefined) log.info({ calibration, parameters }, 'password hash parameters calibrated to this host and stored')
+async function startPasswords (pool: HashingPool, parameters: Argon2Parameters): Promise<ClosablePasswords> {
   const options = { algorithm: ARGON2ID, ...parameters }
   const current = phcPrefix(parameters)
   const hash = async (password: string) => await pool.run({ op: 'hash', password, options }) as string

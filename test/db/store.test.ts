@@ -13,11 +13,11 @@ const newUser = (email: string, username: string | null = null) => ({ firstName:
 
 t.test('a restart keeps every user, session and the signing key', async (t) => {
   const databaseUrl = await testDatabaseUrl(t, { persistent: true })
-  const first = await build(t, { variant: 'cookie', env: { DATABASE_URL: onPostgres ? databaseUrl : `file:${databaseUrl}` } })
+  const first = await build(t, { variant: 'cookie', hashing: 'stored', env: { DATABASE_URL: onPostgres ? databaseUrl : `file:${databaseUrl}` } })
   const session = await loggedInUser(first, 'cookie')
   await first.close()
 
-  const second = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
+  const second = await build(t, { variant: 'cookie', hashing: 'stored', env: { DATABASE_URL: databaseUrl } })
   const read = await second.inject({ method: 'GET', url: `/users/${session.user.id}`, cookies: { accessToken: session.accessToken } })
   t.equal(read.statusCode, 200, 'the access token still verifies: the key was kept')
   const refresh = await second.inject({ method: 'POST', url: '/auth/refresh-token', cookies: { refreshToken: session.refreshToken } })
@@ -28,7 +28,7 @@ t.test('a restart keeps every user, session and the signing key', async (t) => {
 
 t.test('the store keeps only a hash of each refresh token', async (t) => {
   const databaseUrl = await testDatabaseUrl(t, { persistent: true })
-  const server = await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl } })
+  const server = await build(t, { variant: 'header', hashing: 'stored', env: { DATABASE_URL: databaseUrl } })
   const session = await loggedInUser(server, 'header')
   // Read the tables as an operator would, around the service.
   const rows = await selectAll<{ token_hash: string }>(t, databaseUrl, 'select token_hash from refresh_tokens')
@@ -63,7 +63,7 @@ t.test('rotation succeeds once: a second rotation of the same token writes nothi
 
 t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', { skip: SQLITE_ONLY }, async (t) => {
   const databaseUrl = temporaryDatabase(t)
-  const server = await build(t, { variant: 'cookie', env: { DATABASE_URL: databaseUrl } })
+  const server = await build(t, { variant: 'cookie', hashing: 'stored', env: { DATABASE_URL: databaseUrl } })
   await registerUser(server, 'cookie')
   const locker = new Database(databaseUrl)
   t.teardown(() => locker.close())

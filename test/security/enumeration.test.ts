@@ -30,7 +30,7 @@ async function answersAlike (t: Test, server: FastifyInstance, attempts: Record<
 }
 
 t.test('an unknown email and a wrong password give the same status, the same body and (within noise) the same time', async (t) => {
-  const server = await build(t, { variant: 'cookie' })
+  const server = await build(t, { variant: 'cookie', hashing: 'stored' })
   const user = await registerUser(server, 'cookie')
   await answersAlike(t, server, {
     'unknown email': { email: 'nobody-here@example.com', password: 'some password 1' },
@@ -39,7 +39,7 @@ t.test('an unknown email and a wrong password give the same status, the same bod
 })
 
 t.test('an account without a password (made by a provider sign-in) answers a password login as a wrong password, in the same time', async (t) => {
-  const server = await build(t, { variant: 'header' })
+  const server = await build(t, { variant: 'header', hashing: 'stored' })
   const user = await registerUser(server, 'header')
   const passwordless = await registerUser(server, 'header')
   await server.store.setPasswordHash(passwordless.id, null, new Date())
