@@ -11,16 +11,10 @@ import { assertPasswordAllowed } from '../password-policy.js'
 import type { Passwords } from '../passwords/passwords.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
-import { createMailedTokens } from './mailed-tokens.js'
+import type { Actor } from './actor.js'
+import { createMailedTokens, type MailedTokensOptions } from './mailed-tokens.js'
 
 export { LIVE_RESET_LINKS, RESET_MAILS_PER_DAY, RESET_MAILS_PER_HOUR } from './mailed-tokens.js'
-
-/** The signed-in user making a change, and the session it is made from. */
-export interface Actor {
-  user: UserRecord
-  sessionId: string
-  client: Client
-}
 
 export interface AccountLifecycle {
   /** A new account (the password policy applies) and its verification mail. Throws DuplicateValueError (409). */
@@ -65,11 +59,8 @@ export interface AccountLifecycle {
   proveAddress (proof: AddressProof, client: Client): Promise<AddressProofOutcome>
 }
 
-export interface AccountOptions {
-  publicUrl: string
-  passwordResetTtlSeconds: number
-  emailVerificationTtlSeconds: number
-}
+/** The account's settings are its mailed links' (core/accounts/mailed-tokens.ts). */
+export type AccountOptions = MailedTokensOptions
 
 export interface AccountDependencies {
   store: Pick<AccountStore, 'createUser' | 'updateUser' | 'changeEmail' | 'changePassword' | 'deleteUser' | 'findUserByEmail' |

@@ -5,7 +5,6 @@ import {
 } from '../errors.js'
 import type { MailMessage, Mailer } from '../mail/mailer.js'
 import { hashToken, newRandomToken } from '../tokens/random-token.js'
-import type { AccountOptions } from './account.js'
 
 const HOUR_MS = 3_600_000
 /** Reset links that stay live together: asking for another does not void the last ones mailed (a third party could otherwise void the owner's). */
@@ -45,7 +44,14 @@ export interface MailedTokensDependencies {
   mailer: Pick<Mailer, 'forOutbox'>
 }
 
-export function createMailedTokens ({ store, clock, mailer }: MailedTokensDependencies, options: AccountOptions): MailedTokens {
+export interface MailedTokensOptions {
+  /** Where the links lead: PUBLIC_URL. */
+  publicUrl: string
+  passwordResetTtlSeconds: number
+  emailVerificationTtlSeconds: number
+}
+
+export function createMailedTokens ({ store, clock, mailer }: MailedTokensDependencies, options: MailedTokensOptions): MailedTokens {
   const ttlSecondsOf = (purpose: OneTimeTokenPurpose) => purpose === 'reset_password' ? options.passwordResetTtlSeconds : options.emailVerificationTtlSeconds
 
   return {
