@@ -23,8 +23,11 @@ t.test('a database unreachable at start: the start fails with one line naming it
   const result = spawnSync(process.execPath, [SERVER_ENTRY], {
     env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', DATABASE_URL: CLOSED_PORT_URL },
     encoding: 'utf8',
-    timeout: 15_000
+    // SIGKILL: a start stuck past the timeout must not hold this process (spawnSync blocks it) until tap's own.
+    timeout: 15_000,
+    killSignal: 'SIGKILL'
   })
+  t.equal(result.error, undefined, 'the start ended by itself, within 15 s')
   t.equal(result.status, 1)
   const lines = result.stdout.trim().split('\n')
   t.equal(lines.length, 1, 'one log line')
