@@ -1,7 +1,6 @@
 import type { Page } from 'playwright-core'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
-import { testClock } from '../fixtures/clock.js'
 import { focusedId, launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { call, freePort } from '../fixtures/http.js'
 import { awayFromStepEdge, codeAt } from '../fixtures/mfa.js'
@@ -16,16 +15,15 @@ import { awayFromStepEdge, codeAt } from '../fixtures/mfa.js'
 // Short, so that the console must ask for the password before a change (the sign-in is the last proof).
 const REAUTH_SECONDS = 4
 
+const pastReauthAge = async () => await new Promise(resolve => setTimeout(resolve, REAUTH_SECONDS * 1000 + 150))
+
 t.test('the console\'s two-step sign-in in Chromium', {
   skip: skipWithoutChromium
 }, async (t) => {
   const browser = await launchChromium(t)
   const port = await freePort()
   const baseUrl = `http://localhost:${port}`
-  // The service's clock, moved past REAUTH_MAX_AGE instead of waiting for it (the browser's cookies live for minutes).
-  const clock = testClock()
-  const pastReauthAge = () => { clock.advance(REAUTH_SECONDS * 1000 + 150) }
-  const server = await build(t, { env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', REAUTH_MAX_AGE: `${REAUTH_SECONDS}s` }, clock })
+  const server = await build(t, { env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', REAUTH_MAX_AGE: `${REAUTH_SECONDS}s` } })
   await server.listen({ host: '127.0.0.1', port })
 
   let sequence = 0
@@ -67,7 +65,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await signedIn(page, user.email)
     t.match(await page.locator('#two-step-status').textContent(), /authenticator app is off/)
 
-    pastReauthAge()
+    await pastReauthAge()
     await page.click('#totp-on')
     await confirmPassword(page, user.password)
     await page.locator('#totp-setup').waitFor()
@@ -114,7 +112,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await signedIn(page, user.email)
     t.match(await page.locator('#two-step-status').textContent(), /9 recovery codes left/, 'a recovery code signs in, once')
 
-    pastReauthAge()
+    await pastReauthAge()
     await page.click('#totp-off')
     // Turning the second factor off takes both factors; the sign-in just spent the current TOTP step, so a recovery code.
     await confirmPassword(page, user.password, recoveryCodes[1])
@@ -142,7 +140,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
     await signedIn(page, user.email)
     t.equal(await page.locator('#passkeys li').textContent(), 'No passkey yet.')
 
-    pastReauthAge()
+    await pastReauthAge()
     await page.fill('#passkey-name', 'Test laptop')
     await page.click('#passkey-add-form button[type=submit]')
     await confirmPassword(page, user.password)
