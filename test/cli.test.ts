@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
@@ -7,17 +6,14 @@ import { runAdmin } from '../src/admin.js'
 import { build } from './fixtures/build.js'
 import { loggedInUser, registerUser } from './fixtures/factories.js'
 import { enableTotp, mfaToken, verify } from './fixtures/mfa.js'
+import { runNode } from './fixtures/process.js'
 import { temporaryDatabase } from './fixtures/temporary.js'
 
 /** The built CLI, as `npx account-service` runs it (pretest builds it). */
 const CLI = fileURLToPath(new URL('../dist/src/cli.js', import.meta.url))
 
-function spawnCli (databaseUrl: string | undefined, ...args: string[]) {
-  const result = spawnSync(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env.PATH, ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }) },
-    encoding: 'utf8',
-    timeout: 15_000
-  })
+async function spawnCli (databaseUrl: string | undefined, ...args: string[]) {
+  const result = await runNode([CLI, ...args], { PATH: process.env.PATH, ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }) })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
@@ -38,23 +34,23 @@ async function cli (databaseUrl: string | undefined, ...args: string[]) {
 }
 
 t.test('--help lists every command and exits 0; no command or a wrong one exits 2', async (t) => {
-  const help = spawnCli(undefined, '--help')
+  const help = await spawnCli(undefined, '--help')
   t.equal(help.code, 0)
   for (const command of ['migrate', 'keys list', 'keys rotate', 'users list', 'users show <id|email>', 'users delete <id>', 'sessions revoke <id|email>', 'mfa reset <id|email>']) {
     t.match(help.stdout, command)
   }
   t.match(help.stdout, /Exit codes: 0 done, 1 failed .*, 2 usage error/)
-  const none = spawnCli(undefined)
+  const none = await spawnCli(undefined)
   t.equal(none.code, 2)
   t.match(none.stderr, /^Usage: account-service <command>/)
-  t.equal(spawnCli(undefined, 'frobnicate').code, 2, 'the process exits with the code')
+  t.equal((await spawnCli(undefined, 'frobnicate')).code, 2, 'the process exits with the code')
   for (const args of [['frobnicate'], ['users', 'delete', 'x'], ['--bogus', 'migrate']]) {
     const wrong = await cli(undefined, ...args)
     t.equal(wrong.code, 2, `${args.join(' ')}: exit 2`)
     t.match(wrong.stderr, /Run account-service --help for the commands\.\n$/)
     t.equal(wrong.stdout, '')
   }
-  t.equal(spawnCli(undefined, '--version').stdout, `account-service ${packageJson.version} (Node ${process.version})\n`, 'the version, and the Node it runs on')
+  t.equal((await spawnCli(undefined, '--version')).stdout, `account-service ${packageJson.version} (Node ${process.version})\n`, 'the version, and the Node it runs on')
 })
 
 t.test('migrate creates and migrates the store named by DATABASE_URL or --database', async (t) => {

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { openStore } from '../../db/open.js'
@@ -6,7 +5,7 @@ import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { POSTGRES_SKIP_MESSAGE, TEST_DATABASE_URL, adminPool, onPostgres, postgresSchema } from '../fixtures/database.js'
 import { newUserBody, registerUser } from '../fixtures/factories.js'
-import { SERVER_ENTRY } from '../fixtures/process.js'
+import { runNode, SERVER_ENTRY } from '../fixtures/process.js'
 import { tcpProxy } from '../fixtures/tcp-proxy.js'
 
 // These need a server; they run in the PostgreSQL pass of npm test.
@@ -20,14 +19,8 @@ const newUser = (email: string) => ({ firstName: 'Ada', lastName: 'Lovelace', us
 
 t.test('a database unreachable at start: the start fails with one line naming it', async (t) => {
   await t.rejects(openStore(CLOSED_PORT_URL), /^cannot open the PostgreSQL store at postgres:\/\/127\.0\.0\.1:1\/accounts: .*ECONNREFUSED/)
-  const result = spawnSync(process.execPath, [SERVER_ENTRY], {
-    env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', DATABASE_URL: CLOSED_PORT_URL },
-    encoding: 'utf8',
-    // SIGKILL: a start stuck past the timeout must not hold this process (spawnSync blocks it) until tap's own.
-    timeout: 15_000,
-    killSignal: 'SIGKILL'
-  })
-  t.equal(result.error, undefined, 'the start ended by itself, within 15 s')
+  const result = await runNode([SERVER_ENTRY], { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', DATABASE_URL: CLOSED_PORT_URL })
+  t.equal(result.signal, null, 'the start ended by itself, within 15 s')
   t.equal(result.status, 1)
   const lines = result.stdout.trim().split('\n')
   t.equal(lines.length, 1, 'one log line')

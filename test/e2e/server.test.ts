@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process'
 import t from 'tap'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
-import { SERVER_ENTRY, startServer } from '../fixtures/process.js'
+import { runNode, SERVER_ENTRY, startServer } from '../fixtures/process.js'
 import { call } from '../fixtures/http.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 
@@ -78,14 +77,14 @@ t.test('cookie variant: a whole session over HTTP with real Set-Cookie headers',
 })
 
 t.test('a bad setting stops the start with one line naming it', async (t) => {
-  const result = spawnSync(process.execPath, [SERVER_ENTRY], { env: { PATH: process.env.PATH, PORT: 'eighty' }, encoding: 'utf8', timeout: 15_000 })
+  const result = await runNode([SERVER_ENTRY], { PATH: process.env.PATH, PORT: 'eighty' })
   t.equal(result.status, 1)
   t.match(result.stderr.trim(), /^Invalid setting: PORT [^\n]+$/)
 })
 
 t.test('production with REQUIRE_EMAIL_VERIFICATION=true and no SMTP_URL refuses to start with one line', async (t) => {
   const env = { PATH: process.env.PATH, NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true' }
-  const result = spawnSync(process.execPath, [SERVER_ENTRY], { env, encoding: 'utf8', timeout: 15_000 })
+  const result = await runNode([SERVER_ENTRY], env)
   t.equal(result.status, 1)
   t.match(result.stderr.trim(), /^Invalid setting: SMTP_URL is required [^\n]+$/)
 })
