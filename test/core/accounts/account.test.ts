@@ -85,12 +85,17 @@ t.test('a verification link expires after EMAIL_VERIFICATION_TTL', async (t) => 
   t.equal((await setup.store.findUserByEmail(user.email))?.emailVerified, false)
 })
 
+/** Asks for a reset mail for `email` and answers the token its link carries. */
+async function resetLink (setup: Awaited<ReturnType<typeof accountFor>>, email: string): Promise<string> {
+  setup.account.sendPasswordResetMail(email)
+  await setup.mailer.idle()
+  return await mailedToken(setup.store, '/reset-password')
+}
+
 t.test('a reset link sets the password, ends the lockout, re-arms the second factor and claims a never-verified address', async (t) => {
   const setup = await accountFor(t)
   const user = await registered(setup)
-  setup.account.sendPasswordResetMail(user.email)
-  await setup.mailer.idle()
-  const token = await mailedToken(setup.store, '/reset-password')
+  const token = await resetLink(setup, user.email)
   await t.rejects(setup.account.resetPassword(token, 'password123', CLIENT), { code: 'PASSWORD_TOO_COMMON' })
   await setup.account.resetPassword(token, 'a brand new password', CLIENT)
   const after = await setup.store.findUserByEmail(user.email)
@@ -104,9 +109,7 @@ t.test('a reset link sets the password, ends the lockout, re-arms the second fac
 t.test('a reset link expires after PASSWORD_RESET_TTL', async (t) => {
   const setup = await accountFor(t)
   const user = await registered(setup)
-  setup.account.sendPasswordResetMail(user.email)
-  await setup.mailer.idle()
-  const token = await mailedToken(setup.store, '/reset-password')
+  const token = await resetLink(setup, user.email)
   setup.clock.advance(OPTIONS.passwordResetTtlSeconds * 1000)
   await t.rejects(setup.account.resetPassword(token, 'a brand new password', CLIENT), { code: 'RESET_TOKEN_EXPIRED' })
 })
