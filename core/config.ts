@@ -41,6 +41,10 @@ const EnvironmentSchema = Type.Object({
   RATE_LIMIT_RECOVERY_MAX: Type.Integer({ minimum: 1, default: 20 }),
   RATE_LIMIT_RECOVERY_ACCOUNT_MAX: Type.Integer({ minimum: 1, default: 5 }),
   RATE_LIMIT_ACCOUNT_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  // Token-endpoint requests per window of one OAuth client (the provider for other apps).
+  RATE_LIMIT_OAUTH_TOKEN_MAX: Type.Integer({ minimum: 1, default: 600 }),
+  // RFC 7591 dynamic client registration, only with this initial access token; unset: none.
+  OAUTH_REGISTRATION_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PASSWORD_HASH_QUEUE_MAX: Type.Integer({ minimum: 1, default: 64 }),
   PASSWORD_HASH_TARGET: Type.String({ pattern: MILLISECONDS_PATTERN, default: '50ms' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
@@ -129,7 +133,11 @@ export interface Config {
     recoveryAccountMax: number
     /** Per signed-in user: profile updates, password changes, re-authentications, account deletions. */
     accountMax: number
+    /** Token-endpoint requests of one OAuth client per window. */
+    oauthTokenMax: number
   }
+  /** OAUTH_REGISTRATION_TOKEN: the initial access token of dynamic client registration (RFC 7591); unset, none. */
+  oauthRegistrationToken?: string
   mail: {
     /** Unset: mail is disabled (and, outside production, logged instead). */
     smtpUrl?: string
@@ -282,8 +290,10 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
       lockoutMaxSeconds,
       recoveryMax: env.RATE_LIMIT_RECOVERY_MAX,
       recoveryAccountMax: env.RATE_LIMIT_RECOVERY_ACCOUNT_MAX,
-      accountMax: env.RATE_LIMIT_ACCOUNT_MAX
+      accountMax: env.RATE_LIMIT_ACCOUNT_MAX,
+      oauthTokenMax: env.RATE_LIMIT_OAUTH_TOKEN_MAX
     },
+    oauthRegistrationToken: env.OAUTH_REGISTRATION_TOKEN,
     mail: {
       smtpUrl: env.SMTP_URL,
       from: env.MAIL_FROM,

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { Config, Variant } from '../core/config.js'
 import { normalizeUserFields } from '../core/schemas/common.js'
 import accountRoutes from './auth/account.js'
+import appsRoutes from './auth/apps.js'
 import emailRoutes from './auth/email.js'
 import authRoutes from './auth/index.js'
 import mfaRoutes from './auth/mfa.js'
@@ -53,6 +54,7 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
     await personal.register(passkeyRoutes, { prefix: '/auth' })
     await personal.register(mfaRoutes, { prefix: '/auth' })
     await personal.register(oidcRoutes, { prefix: '/auth' })
+    await personal.register(appsRoutes, { prefix: '/auth' })
     await personal.register(userRoutes, { prefix: '/users' })
   })
 }

@@ -12,6 +12,7 @@ import mailer from '../plugins/app/mailer.js'
 import metrics from '../plugins/app/metrics.js'
 import mfa from '../plugins/app/mfa.js'
 import passkeys from '../plugins/app/passkeys.js'
+import oauth from '../plugins/app/oauth.js'
 import oidc from '../plugins/app/oidc.js'
 import passwords from '../plugins/app/passwords.js'
 import requestIds, { requestId } from '../plugins/app/request-id.js'
@@ -30,6 +31,7 @@ import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import api from '../routes/index.js'
 import pages, { pageLayout } from '../routes/pages/index.js'
+import oauthRoutes from '../routes/oauth/index.js'
 import rootRoutes from '../routes/root/index.js'
 import statusListRoutes from '../routes/status-list/index.js'
 import wellKnownRoutes from '../routes/well-known/index.js'
@@ -210,11 +212,24 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   // Sign-in with OpenID providers: discovery at start, each within OIDC_DISCOVERY_TIMEOUT.
   await fastify.register(oidc, { providers: config.oidc.providers, discoveryTimeoutSeconds: config.oidc.discoveryTimeoutSeconds })
   await fastify.register(identities)
+  // The OAuth 2.1 / OpenID provider for other apps: the sign-in page calls the API of the mount the pages use.
+  const mounted = mounts ?? [{ variant: config.variant, prefix: '' }]
+  const { apiPrefix } = pageLayout(mounted)
+  const pageVariant = mounted.find(mount => mount.prefix === apiPrefix)?.variant ?? config.variant
+  await fastify.register(oauth, {
+    issuer: config.mail.publicUrl,
+    variant: pageVariant,
+    accessTokenTtlSeconds: config.accessTokenTtlSeconds,
+    refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
+    grantTtlSeconds: config.sessionMaxAgeSeconds,
+    registrationToken: config.oauthRegistrationToken,
+    trustProxy: config.trustProxy !== false
+  })
 
   await fastify.register(healthRoutes)
   await fastify.register(wellKnownRoutes)
   await fastify.register(statusListRoutes)
-  const mounted = mounts ?? [{ variant: config.variant, prefix: '' }]
+  await fastify.register(oauthRoutes, { config, variant: pageVariant, apiPrefix })
   for (const { variant, prefix } of mounted) {
     await fastify.register(api, { prefix, variant, config })
   }

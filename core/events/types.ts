@@ -5,7 +5,8 @@ export const SECURITY_EVENT_TYPES = [
   'login', 'login_failed', 'account_locked', 'password_changed', 'password_reset', 'email_changed',
   'session_revoked', 'refresh_token_reused', 'reauthenticated', 'identity_linked', 'identity_unlinked',
   'passkey_added', 'passkey_removed', 'passkey_login', 'passkey_counter_regressed',
-  'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed'
+  'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed',
+  'oauth_consent_granted', 'oauth_consent_revoked'
 ] as const
 
 export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]

@@ -1,6 +1,6 @@
 import { nowSeconds } from '../clock.js'
 import { InvalidTokenError, TokenExpiredError } from '../errors.js'
-import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions } from './key-ring.js'
+import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions, type SigningJwk } from './key-ring.js'
 import type { PublicKeyDescription } from './keys.js'
 
 /** What a verified access token says: whose it is and which session issued it. */
@@ -23,6 +23,8 @@ export interface AccessTokens {
   verify (token: string, options?: { allowExpired?: boolean }): Promise<AccessTokenClaims>
   /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies. */
   readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
+  /** The newest key as a private JWK: the OAuth provider signs with it (core/oauth/provider.ts). */
+  readonly signingJwk: SigningJwk
   /** Reads the keys from the store again (a key added by another instance or the admin command). */
   reloadKeys (): Promise<void>
 }
@@ -70,6 +72,9 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
     },
     get jwks () {
       return keyRing.jwks
+    },
+    get signingJwk () {
+      return keyRing.signingJwk
     },
     reloadKeys: () => keyRing.reload(),
     close: () => keyRing.close()

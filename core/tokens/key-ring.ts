@@ -1,3 +1,4 @@
+import { createPrivateKey, type JsonWebKey } from 'node:crypto'
 import { createSigner, createVerifier } from 'fast-jwt'
 import type { SigningKeysStore } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
@@ -61,6 +62,11 @@ export interface KeyRing {
    * at most once per UNKNOWN_KID_RELOAD_GAP_MS. A configured key (JWT_PRIVATE_KEY) is the only key.
    */
   keyFor (kid: string): Promise<KeyEntry | undefined>
+  /**
+   * The newest key as a private JWK (kid, alg, use "sig"): the OAuth provider (core/oauth/) signs ID
+   * tokens and apps' access tokens with it, so that one JWKS verifies everything the service signs.
+   */
+  readonly signingJwk: SigningJwk
   /** The public keys that still verify at the clock's now: every key not yet retired. */
   readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
   /** Reads the keys from the store again; of calls under way together, one reads. */
@@ -69,8 +75,12 @@ export interface KeyRing {
   close (): Promise<void>
 }
 
+/** A private JWK that signs, as oidc-provider takes it. */
+export type SigningJwk = JsonWebKey & { kid: string, alg: 'EdDSA' | 'ES256', use: 'sig' }
+
 interface Keys {
   signer: { kid: string, sign (payload: object): string }
+  signingJwk: SigningJwk
   statusListSigner (payload: object): string
   /** Every key we ever had, by kid. */
   entries: Map<string, KeyEntry>
@@ -135,7 +145,8 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
       expiresIn: ttlMs
     })
     const statusListSigner = createSigner({ key: privateKeyPem, algorithm: newest.algorithm, kid: newest.kid, header: { alg: newest.algorithm, typ: 'statuslist+jwt' } })
-    return { signer: { kid: newest.kid, sign }, statusListSigner, entries }
+    const signingJwk: SigningJwk = { ...createPrivateKey(privateKeyPem).export({ format: 'jwk' }), kid: newest.kid, alg: newest.algorithm, use: 'sig' }
+    return { signer: { kid: newest.kid, sign }, signingJwk, statusListSigner, entries }
   }
 
   let keys = await loadKeys()
@@ -179,6 +190,9 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
       }
       await reload()
       return keys.entries.get(kid)
+    },
+    get signingJwk () {
+      return keys.signingJwk
     },
     get jwks () {
       const now = clock.now()

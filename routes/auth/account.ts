@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AccountResponse, ReauthenticateBody, SessionParams, SessionsResponse, presentAccount, presentSession } from '../../core/schemas/account.js'
+import { isGrantSession } from '../../core/oauth/grant-sessions.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { SecurityEventsQuery, SecurityEventsResponse, presentSecurityEvent } from '../../core/schemas/security-events.js'
 import { clientOf } from '../client.js'
@@ -33,7 +34,8 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const claims = claimsOf(request)
     const live = await store.listLiveSessions(claims.userId, new Date(request.server.clock.now()))
-    return live.map(session => presentSession(session, claims.sessionId))
+    // An app's grant is a session too (core/oauth/grant-sessions.ts); GET /auth/apps lists those.
+    return live.filter(session => !isGrantSession(session.id)).map(session => presentSession(session, claims.sessionId))
   })
 
   fastify.delete('/sessions/:sessionId', {

@@ -22,7 +22,9 @@ const EVENT_LABELS = {
   mfa_disabled: 'Authenticator app turned off',
   mfa_failed: 'Failed sign-in (wrong code)',
   recovery_code_used: 'Signed in with a recovery code',
-  recovery_codes_renewed: 'New recovery codes'
+  recovery_codes_renewed: 'New recovery codes',
+  oauth_consent_granted: 'An app was allowed access',
+  oauth_consent_revoked: 'An app\'s access was revoked'
 }
 
 /** "Chrome on Linux" from a user agent; else its first word ("curl", "OtherApp"): the full agent is shown below it. */
@@ -63,6 +65,30 @@ export function renderSessions (list, sessions, onEnd) {
     const item = element('li', {}, title, element('p', { className: 'agent', text: session.user_agent ?? 'No user agent sent' }), details, button)
     item.dataset.session = session.id
     if (session.current) item.dataset.current = 'true'
+    return item
+  }))
+}
+
+const SCOPE_LABELS = { openid: 'who you are', email: 'your email address', profile: 'your name', offline_access: 'access while you are away' }
+
+/** One list item per app with access: its name, what it may see, last use, and a Revoke button (`onRevoke(app, button)`). */
+export function renderApps (list, apps, onRevoke) {
+  if (apps.length === 0) {
+    list.replaceChildren(element('li', { text: 'No app has access.' }))
+    return
+  }
+  list.replaceChildren(...apps.map((app) => {
+    const scopes = app.scopes.map(scope => SCOPE_LABELS[scope] ?? scope).join(', ')
+    const button = element('button', { text: 'Revoke', className: 'secondary' })
+    button.type = 'button'
+    button.setAttribute('aria-label', `Revoke ${app.name}`)
+    button.addEventListener('click', () => onRevoke(app, button))
+    const item = element('li', {},
+      element('p', {}, element('strong', { text: app.name })),
+      element('p', { text: `Can see ${scopes}` }),
+      element('p', {}, 'Last used ', timeElement(app.last_used_at), ' · allowed ', timeElement(app.granted_at)),
+      button)
+    item.dataset.app = app.client_id
     return item
   }))
 }

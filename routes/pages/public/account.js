@@ -2,7 +2,7 @@
 // sends by itself; this script never reads one (the login and refresh answers, which carry an
 // access token in their body, are left unread) and keeps nothing in web storage.
 import { authorized, blamedFields, call, explain } from './api.js'
-import { renderEvents, renderSessions } from './account-lists.js'
+import { renderApps, renderEvents, renderSessions } from './account-lists.js'
 import { loadPasskeys, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
@@ -80,6 +80,22 @@ async function loadSessions () {
   else if (!sessionEnded(answer)) say($('#sessions-message'), explain(answer), 'error')
 }
 
+async function loadApps () {
+  const answer = await authorized('GET', 'auth/apps')
+  if (answer.status === 200) renderApps($('#apps'), answer.body.apps, revokeApp)
+  else if (!sessionEnded(answer)) say($('#apps-message'), explain(answer), 'error')
+}
+
+async function revokeApp (app, button) {
+  button.disabled = true
+  const answer = await authorized('DELETE', `auth/apps/${encodeURIComponent(app.client_id)}`)
+  button.disabled = false
+  if (answer.status !== 204 && sessionEnded(answer)) return
+  await Promise.all([loadApps(), loadEvents()])
+  say($('#apps-message'), answer.status === 204 ? `${app.name} no longer has access.` : explain(answer), answer.status === 204 ? 'ok' : 'error')
+  $('#apps-title').focus()
+}
+
 async function loadEvents () {
   const answer = await authorized('GET', 'auth/security-events?limit=20')
   if (answer.status === 200) renderEvents($('#events'), answer.body.events)
@@ -97,7 +113,7 @@ async function showAccount ({ focus = false } = {}) {
   showTwoStep(user.mfa)
   $('#signed-out').hidden = true
   $('#signed-in').hidden = false
-  await Promise.all([loadSessions(), loadEvents(), loadPasskeys(), loadIdentities(() => showAccount())])
+  await Promise.all([loadSessions(), loadApps(), loadEvents(), loadPasskeys(), loadIdentities(() => showAccount())])
   if (focus) $('#signed-in-title').focus()
 }
 

@@ -1,0 +1,95 @@
+import type { OAuthModelRecord, OAuthStore } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import { hashClientSecret } from './clients.js'
+import type { GrantSessions } from './grant-sessions.js'
+
+/** oidc-provider's adapter interface (its docs: "adapter"), one instance per model name. */
+export interface ProviderAdapter {
+  upsert (id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void>
+  find (id: string): Promise<Record<string, unknown> | undefined>
+  findByUserCode (userCode: string): Promise<Record<string, unknown> | undefined>
+  findByUid (uid: string): Promise<Record<string, unknown> | undefined>
+  consume (id: string): Promise<void>
+  destroy (id: string): Promise<void>
+  revokeByGrantId (grantId: string): Promise<void>
+}
+
+export interface AdapterDependencies {
+  store: OAuthStore
+  grantSessions: GrantSessions
+  clock: Clock
+}
+
+/** What the adapter adds to a stored grant's payload: its session's status index (oidc-provider ignores the field). */
+export const STATUS_INDEX_FIELD = 'statusIndex'
+
+/**
+ * oidc-provider's models in the service's store (db/store/oauth.ts), so that every instance shares
+ * clients, grants, codes, refresh tokens and the provider's sessions. Beyond storing, two rules:
+ * - a client's secret is stored as its hash (a registration hands the secret over in clear once);
+ * - a grant lives as one of the user's sessions (core/oauth/grant-sessions.ts): saving a new grant
+ *   starts it, a model of a grant whose session has ended is not found (so its refresh token, code or
+ *   device code stops at once, on every instance), and revoking a grant ends the session.
+ */
+export function createAdapterClass ({ store, grantSessions, clock }: AdapterDependencies): new (name: string) => ProviderAdapter {
+  const now = () => currentDate(clock)
+
+  async function live (kind: string, record: OAuthModelRecord | undefined): Promise<Record<string, unknown> | undefined> {
+    if (record === undefined) return undefined
+    const { payload } = record
+    const grantId = kind === 'Grant' ? record.id : payload.grantId
+    if (typeof grantId === 'string' && !await grantSessions.isLive(grantId)) return undefined
+    return record.consumedAt === null ? payload : { ...payload, consumed: Math.floor(record.consumedAt.getTime() / 1000) }
+  }
+
+  return class StoreAdapter implements ProviderAdapter {
+    constructor (private readonly kind: string) {}
+
+    async upsert (id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void> {
+      const expiresAt = expiresIn === undefined ? null : new Date(now().getTime() + expiresIn * 1000)
+      let stored = payload
+      if (this.kind === 'Client' && typeof payload.client_secret === 'string') {
+        stored = { ...payload, client_secret: hashClientSecret(payload.client_secret) }
+      }
+      if (this.kind === 'Grant') {
+        const existing = await store.findOAuthModel('Grant', id, now())
+        let statusIndex = existing?.payload[STATUS_INDEX_FIELD]
+        if (typeof statusIndex !== 'number') {
+          statusIndex = await grantSessions.start({
+            grantId: id,
+            accountId: String(payload.accountId),
+            clientId: String(payload.clientId),
+            expiresAt: expiresAt ?? new Date(now().getTime() + 365 * 86_400_000)
+          })
+        }
+        stored = { ...payload, [STATUS_INDEX_FIELD]: statusIndex }
+      }
+      await store.upsertOAuthModel(this.kind, id, stored, expiresAt)
+    }
+
+    async find (id: string) {
+      return await live(this.kind, await store.findOAuthModel(this.kind, id, now()))
+    }
+
+    async findByUserCode (userCode: string) {
+      return await live(this.kind, await store.findOAuthModelByUserCode(this.kind, userCode, now()))
+    }
+
+    async findByUid (uid: string) {
+      return await live(this.kind, await store.findOAuthModelByUid(this.kind, uid, now()))
+    }
+
+    async consume (id: string) {
+      await store.consumeOAuthModel(this.kind, id, now())
+    }
+
+    async destroy (id: string) {
+      await store.destroyOAuthModel(this.kind, id)
+    }
+
+    async revokeByGrantId (grantId: string) {
+      await grantSessions.revoke(grantId)
+      await store.destroyOAuthModelsOfGrant(grantId)
+    }
+  }
+}

@@ -1,0 +1,279 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import type { AccountStore, UserRecord } from '../../db/store.js'
+import type { Clock } from '../clock.js'
+import type { Variant } from '../config.js'
+import type { Logger } from '../logger.js'
+import type { StatusLists } from '../revocations/status-lists.js'
+import type { AccessTokens } from '../tokens/access-tokens.js'
+import { TouchThrottle } from '../sessions/touch-throttle.js'
+import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
+import { clientSecretMatches } from './clients.js'
+import type { GrantSessions } from './grant-sessions.js'
+import { structuredTokens } from './structured-tokens.js'
+import { deviceCodePage, deviceConfirmPage, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
+
+/** Where the provider's endpoints live (discovery names them; clients read them from there). */
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  userinfo: '/oauth/userinfo',
+  jwks: '/.well-known/jwks.json',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  end_session: '/oauth/logout',
+  device_authorization: '/oauth/device/auth',
+  code_verification: '/oauth/device',
+  pushed_authorization_request: '/oauth/par',
+  backchannel_authentication: '/oauth/backchannel',
+  challenge: '/oauth/challenge'
+} as const
+
+/** The interactions (sign-in, consent) are the service's page at this path, under the pages' CSP (routes/oauth/). */
+export const interactionPath = (uid: string) => `/oauth/interaction/${uid}`
+
+export const SCOPES = ['openid', 'email', 'profile', 'offline_access'] as const
+
+export interface OAuthProviderOptions {
+  /** PUBLIC_URL: the issuer, exactly. */
+  issuer: string
+  variant: Variant
+  accessTokenTtlSeconds: number
+  refreshTokenTtlSeconds: number
+  /** How long a grant (a consent) lasts without being given again: SESSION_MAX_AGE. */
+  grantTtlSeconds: number
+  /** OAUTH_REGISTRATION_TOKEN: dynamic client registration only with it; unset, none. */
+  registrationToken?: string
+  /** Signs the provider's cookies; shared by every instance (core/oauth/cookie-keys.ts). */
+  cookieKeys: string[]
+  /** Koa's proxy trust: behind TRUST_PROXY the provider reads the client's address and protocol from the proxy's headers. */
+  trustProxy: boolean
+}
+
+export interface OAuthProviderDependencies {
+  store: AccountStore
+  accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks'>
+  statusLists: Pick<StatusLists, 'claim'>
+  grantSessions: GrantSessions
+  clock: Clock
+  log: Logger
+}
+
+export interface OAuthProvider {
+  /** The provider of the current signing key (one is built again when the key rotates). */
+  current (): Provider
+  /** Handles a request to one of the provider's endpoints (Node's request and response). */
+  handle (req: IncomingMessage, res: ServerResponse): void
+  /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
+  statusIndexOf (grantId: string): Promise<number | undefined>
+  /** Ends a grant: its session (the status bit), refresh tokens and codes. */
+  revokeGrant (grantId: string): Promise<void>
+}
+
+/** The claims of each scope; preferred_username only where usernames exist (the cookie variant). */
+function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
+  return {
+    openid: ['sub'],
+    email: ['email', 'email_verified'],
+    profile: variant === 'cookie' ? ['given_name', 'family_name', 'preferred_username'] : ['given_name', 'family_name']
+  }
+}
+
+/**
+ * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified) does the protocol; the
+ * service gives it its store (core/oauth/adapter.ts), its signing key (one JWKS for everything the
+ * service signs), its users (findAccount, `sub` = the user id) and its pages (routes/oauth/). Apps'
+ * access tokens are RFC 9068 JWTs carrying the grant's Token Status List index, so an API checks
+ * revocation from the cached list. The provider is built again when the signing key rotates: its
+ * keystore is fixed at construction, and every state it keeps is in the store.
+ */
+export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
+  const { store, accessTokens, statusLists, grantSessions, clock, log } = deps
+  const Adapter = createAdapterClass({ store, grantSessions, clock })
+  const statusIndexes = new Map<string, number>()
+  const touches = new TouchThrottle()
+
+  async function statusIndexOf (grantId: string): Promise<number | undefined> {
+    const known = statusIndexes.get(grantId)
+    if (known !== undefined) return known
+    const grant = await store.findOAuthModel('Grant', grantId, new Date(clock.now()))
+    const index = grant?.payload[STATUS_INDEX_FIELD]
+    if (typeof index !== 'number') return undefined
+    // Grants are few next to requests; a bound keeps a long-lived process from holding every grant ever.
+    if (statusIndexes.size >= 100_000) statusIndexes.clear()
+    statusIndexes.set(grantId, index)
+    return index
+  }
+
+  async function userOf (sub: string): Promise<UserRecord | undefined> {
+    const id = Number(sub)
+    return /^[1-9][0-9]*$/.test(sub) && Number.isSafeInteger(id) ? await store.findUserById(id) : undefined
+  }
+
+  function claimsOfUser (user: UserRecord): Record<string, unknown> & { sub: string } {
+    return {
+      sub: String(user.id),
+      email: user.email,
+      email_verified: user.emailVerified,
+      given_name: user.firstName,
+      family_name: user.lastName,
+      ...(options.variant === 'cookie' && user.username !== null ? { preferred_username: user.username } : {})
+    }
+  }
+
+  const scopeClaims = claimsOf(options.variant) as Record<string, string[]>
+  const adapter = new Adapter('Grant')
+  const revokeGrant = (grantId: string) => adapter.revokeByGrantId(grantId)
+  const answerStructuredTokens = structuredTokens({
+    accessTokens,
+    grantSessions,
+    issuer: options.issuer,
+    revokeGrant,
+    async userinfo (sub, scopes) {
+      const user = await userOf(sub)
+      if (user === undefined) return undefined
+      const claims = claimsOfUser(user)
+      const allowed = new Set([...scopes].flatMap(scope => scopeClaims[scope] ?? []))
+      return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || allowed.has(name)))
+    }
+  })
+
+  function build (): Provider {
+    const jwk = accessTokens.signingJwk
+    const provider = new Provider(options.issuer, {
+      adapter: Adapter,
+      jwks: { keys: [jwk] },
+      enabledJWA: { idTokenSigningAlgValues: [jwk.alg] },
+      clientDefaults: {
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+        id_token_signed_response_alg: jwk.alg
+      },
+      clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+      responseTypes: ['code'],
+      // PKCE S256 for every client, confidential ones too (OAuth 2.1).
+      pkce: { required: () => true },
+      scopes: [...SCOPES],
+      claims: claimsOf(options.variant),
+      conformIdTokenClaims: false,
+      extraClientMetadata: {
+        properties: ['trusted'],
+        validator (_ctx, key, value, metadata) {
+          if (key === 'trusted') metadata.trusted = value === true
+        }
+      },
+      cookies: { keys: options.cookieKeys },
+      routes: OAUTH_ROUTES,
+      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
+      ttl: {
+        AccessToken: options.accessTokenTtlSeconds,
+        ClientCredentials: options.accessTokenTtlSeconds,
+        AuthorizationCode: 60,
+        DeviceCode: 600,
+        IdToken: 3600,
+        Interaction: 3600,
+        RefreshToken: options.refreshTokenTtlSeconds,
+        Grant: options.grantTtlSeconds,
+        Session: options.grantTtlSeconds
+      },
+      features: {
+        devInteractions: { enabled: false },
+        clientCredentials: { enabled: true },
+        introspection: {
+          enabled: true,
+          // A client learns only of its own tokens.
+          allowedPolicy: async (_ctx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId
+        },
+        revocation: { enabled: true },
+        rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: loggedOutPage },
+        deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
+        // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.
+        registration: { enabled: options.registrationToken !== undefined, initialAccessToken: options.registrationToken ?? false } as NonNullable<Configuration['features']>['registration'],
+        // Apps' access tokens are JWTs (RFC 9068) for the service's own resource: the issuer. A token
+        // without an audience (only good at userinfo) would be opaque; routes/oauth answers userinfo
+        // for these JWTs itself.
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: async () => options.issuer,
+          useGrantedResource: async () => true,
+          getResourceServerInfo: async () => ({
+            scope: SCOPES.join(' '),
+            audience: options.issuer,
+            accessTokenTTL: options.accessTokenTtlSeconds,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: jwk.alg } }
+          })
+        }
+      },
+      async extraTokenClaims (_ctx, token) {
+        if (token.kind !== 'AccessToken' || typeof token.grantId !== 'string') return undefined
+        const statusIndex = await statusIndexOf(token.grantId)
+        if (touches.due(token.grantId, clock.now())) {
+          grantSessions.touch(token.grantId).catch((error: unknown) => { log.warn({ err: error }, 'an app\'s last use not recorded') })
+        }
+        // grant_id lets introspection, revocation and userinfo find the grant of a token oidc-provider does not store.
+        return statusIndex === undefined ? { grant_id: token.grantId } : { grant_id: token.grantId, status: statusLists.claim(statusIndex) }
+      },
+      async findAccount (_ctx, sub) {
+        const user = await userOf(sub)
+        if (user === undefined) return undefined
+        return { accountId: sub, claims: async () => claimsOfUser(user) }
+      },
+      // A first-party app (clients add --trusted) gets the scopes it asks for without a consent page.
+      async loadExistingGrant (ctx: KoaContextWithOIDC) {
+        const { client, session, provider: current } = ctx.oidc
+        if (client === undefined || session?.accountId === undefined) return undefined
+        const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId)
+        if (grantId !== undefined) return await current.Grant.find(grantId)
+        if ((client as unknown as { trusted?: boolean }).trusted !== true) return undefined
+        const grant = new current.Grant({ clientId: client.clientId, accountId: session.accountId })
+        grant.addOIDCScope(String(ctx.oidc.params?.scope ?? 'openid'))
+        grant.addResourceScope(options.issuer, String(ctx.oidc.params?.scope ?? 'openid'))
+        await grant.save()
+        return grant
+      },
+      // Apps signed in the browser by the SPA itself (public clients) may call the token, userinfo and
+      // revocation endpoints from their registered origins.
+      clientBasedCORS (ctx, origin, client) {
+        if (origin === 'null') return false
+        return client.redirectUris?.some(uri => URL.parse(uri)?.origin === origin) === true &&
+          (client.clientAuthMethod === 'none' || ctx.oidc.route === 'userinfo')
+      },
+      renderError: errorPage,
+      async pairwiseIdentifier (_ctx, accountId) { return accountId }
+    })
+    provider.proxy = options.trustProxy
+    // Stored secrets are hashes (core/oauth/clients.ts): the presented one is hashed to compare.
+    provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
+      return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
+    }
+    provider.use(answerStructuredTokens)
+    provider.on('server_error', (_ctx: unknown, error: Error) => { log.error({ err: error }, 'OAuth provider error') })
+    return provider
+  }
+
+  let provider = build()
+  let kid = accessTokens.signingJwk.kid
+  let callback = provider.callback()
+
+  function current (): Provider {
+    if (accessTokens.signingJwk.kid !== kid) {
+      provider = build()
+      kid = accessTokens.signingJwk.kid
+      callback = provider.callback()
+    }
+    return provider
+  }
+
+  return {
+    current,
+    handle (req, res) {
+      current()
+      void callback(req, res)
+    },
+    statusIndexOf,
+    revokeGrant
+  }
+}

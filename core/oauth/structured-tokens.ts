@@ -1,0 +1,107 @@
+import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
+import type { KoaContextWithOIDC } from 'oidc-provider'
+import type { AccessTokens } from '../tokens/access-tokens.js'
+import type { GrantSessions } from './grant-sessions.js'
+
+/*
+ * Apps' access tokens are JWTs (RFC 9068), which oidc-provider does not store: its userinfo endpoint
+ * takes only the opaque tokens it stores, and its introspection and revocation endpoints answer
+ * `unsupported_token_type` for a JWT. This middleware lets oidc-provider do all it does (parse the
+ * request, authenticate the client) and answers those three cases itself, after it: the token's
+ * signature, issuer, audience, type and expiry are checked, and its grant must still hold (a revoked
+ * grant or an ended user is the status list's bit, the same fact). Revoking one revokes its grant.
+ */
+
+/** The claims of an app's access token as the provider signs them (core/oauth/provider.ts). */
+export interface AppTokenClaims extends JWTPayload {
+  sub: string
+  client_id: string
+  scope?: string
+  grant_id?: string
+}
+
+export interface StructuredTokenDependencies {
+  accessTokens: Pick<AccessTokens, 'jwks'>
+  grantSessions: Pick<GrantSessions, 'isLive'>
+  /** The userinfo claims of a user for these scopes; undefined when the user is gone. */
+  userinfo (sub: string, scopes: Set<string>): Promise<Record<string, unknown> | undefined>
+  /** Ends a grant: its session, its refresh tokens and codes. */
+  revokeGrant (grantId: string): Promise<void>
+  issuer: string
+}
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>
+
+export function structuredTokens (deps: StructuredTokenDependencies): Middleware {
+  let keySet: { kids: string, set: ReturnType<typeof createLocalJWKSet> } | undefined
+
+  /** The token's claims when it is an app's access token of ours, unexpired, of a grant that still holds. */
+  async function verified (token: unknown): Promise<AppTokenClaims | undefined> {
+    if (typeof token !== 'string' || token.split('.').length !== 3) return undefined
+    const { jwks } = deps.accessTokens
+    const kids = jwks.keys.map(key => key.kid).join(' ')
+    if (keySet?.kids !== kids) keySet = { kids, set: createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]) }
+    try {
+      const { payload } = await jwtVerify<AppTokenClaims>(token, keySet.set, {
+        issuer: deps.issuer,
+        audience: deps.issuer,
+        typ: 'at+jwt',
+        algorithms: ['EdDSA', 'ES256'],
+        requiredClaims: ['sub', 'client_id', 'exp', 'iat', 'jti']
+      })
+      if (payload.grant_id !== undefined && !await deps.grantSessions.isLive(payload.grant_id)) return undefined
+      return payload
+    } catch {
+      return undefined
+    }
+  }
+
+  const bearerOf = (ctx: KoaContextWithOIDC) => {
+    const header = ctx.get('authorization')
+    return header.startsWith('Bearer ') ? header.slice(7) : (ctx.oidc.params?.access_token as string | undefined)
+  }
+
+  return async function answerStructuredTokens (ctx, next) {
+    await next()
+    const route = ctx.oidc?.route
+    const body = ctx.body as { error?: string } | undefined
+    if (route === 'userinfo' && ctx.status === 401) {
+      const claims = await verified(bearerOf(ctx))
+      if (claims === undefined) return
+      const scopes = new Set((claims.scope ?? '').split(' '))
+      if (!scopes.has('openid')) return
+      const userinfo = await deps.userinfo(claims.sub, scopes)
+      if (userinfo === undefined) return
+      ctx.remove('www-authenticate')
+      ctx.status = 200
+      ctx.body = userinfo
+      return
+    }
+    if ((route !== 'introspection' && route !== 'revocation') || body?.error !== 'unsupported_token_type') return
+    const client = ctx.oidc.client
+    if (client === undefined) return
+    const claims = await verified(ctx.oidc.params?.token)
+    // A client learns of, and revokes, only its own tokens; anything else is "not active" (RFC 7662, 7009).
+    const own = claims !== undefined && claims.client_id === client.clientId ? claims : undefined
+    ctx.status = 200
+    if (route === 'revocation') {
+      if (own?.grant_id !== undefined) await deps.revokeGrant(own.grant_id)
+      ctx.body = ''
+      return
+    }
+    ctx.body = own === undefined || client.clientAuthMethod === 'none'
+      ? { active: false }
+      : {
+          active: true,
+          token_type: 'Bearer',
+          client_id: own.client_id,
+          sub: own.sub,
+          scope: own.scope,
+          exp: own.exp,
+          iat: own.iat,
+          iss: own.iss,
+          aud: own.aud,
+          jti: own.jti
+        }
+  }
+}

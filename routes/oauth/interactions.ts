@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs'
+import { Type } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Variant } from '../../core/config.js'
+import { InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
+import { clientOf } from '../client.js'
+import { claimsOf } from '../guards.js'
+
+export interface InteractionRoutesOptions {
+  apiPrefix: string
+  variant: Variant
+}
+
+type Details = Awaited<ReturnType<ReturnType<FastifyRequest['server']['oauth']['current']>['interactionDetails']>>
+
+const PAGE = new URL('../pages/public/authorize.html', import.meta.url)
+const Uid = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) })
+const Next = Type.Object({ location: Type.String() })
+
+/**
+ * The sign-in and consent of an app's authorization request, as the service's own page
+ * (routes/pages/public/authorize.*): oidc-provider sends the browser to /oauth/interaction/<uid>,
+ * the page signs in through the service's API (password, then the second factor; a passkey), and
+ * these routes tell the provider who signed in and what they allowed. The interaction is bound to
+ * the browser by oidc-provider's cookie (its path is this page's); the sign-in by the service's own
+ * access token, as the variant carries it.
+ */
+const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = async (fastify, { apiPrefix, variant }) => {
+  const { oauth } = fastify
+  const { signedIn } = fastify.routeContext
+  const page = readFileSync(PAGE, 'utf8').replace('%API%', `${apiPrefix}/`).replace('%VARIANT%', variant)
+
+  async function detailsOf (request: FastifyRequest, reply: FastifyReply): Promise<Details> {
+    try {
+      return await oauth.current().interactionDetails(request.raw, reply.raw)
+    } catch {
+      throw new InteractionNotFoundError()
+    }
+  }
+
+  async function finish (request: FastifyRequest, reply: FastifyReply, result: Record<string, unknown>, merge = true): Promise<{ location: string }> {
+    try {
+      return { location: await oauth.current().interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: merge }) }
+    } catch {
+      throw new InteractionNotFoundError()
+    }
+  }
+
+  fastify.get('/:uid', { schema: { hide: true, params: Uid } }, async (_request, reply) => {
+    reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+    return page
+  })
+
+  fastify.get('/:uid/details', {
+    schema: {
+      hide: true,
+      params: Uid,
+      response: {
+        200: Type.Object({
+          prompt: Type.String(),
+          client: Type.Object({ id: Type.String(), name: Type.String() }),
+          scopes: Type.Array(Type.String())
+        })
+      }
+    }
+  }, async (request, reply) => {
+    const details = await detailsOf(request, reply)
+    const clientId = String(details.params.client_id)
+    const client = await oauth.current().Client.find(clientId)
+    reply.header('cache-control', 'no-store')
+    return {
+      prompt: details.prompt.name,
+      client: { id: clientId, name: client?.clientName ?? clientId },
+      scopes: String(details.params.scope ?? 'openid').split(' ').filter(scope => scope !== '')
+    }
+  })
+
+  // Signed in through the service's API (the variant's access token): the interaction's account is that user.
+  fastify.post('/:uid/login', { schema: { hide: true, params: Uid, response: { 200: Next } }, onRequest: signedIn }, async (request, reply) => {
+    const details = await detailsOf(request, reply)
+    if (details.prompt.name !== 'login') throw new InteractionStepError('This step of the sign-in is not a sign-in')
+    return await finish(request, reply, { login: { accountId: String(claimsOf(request).userId) } })
+  })
+
+  fastify.post('/:uid/consent', {
+    schema: { hide: true, params: Uid, body: Type.Object({ allow: Type.Boolean() }), response: { 200: Next } }
+  }, async (request, reply) => {
+    const details = await detailsOf(request, reply)
+    if (details.prompt.name !== 'consent') throw new InteractionStepError('This step of the sign-in is not a consent')
+    const clientId = String(details.params.client_id)
+    const accountId = details.session?.accountId
+    if (accountId === undefined) throw new InteractionNotFoundError()
+    if (!request.body.allow) {
+      return await finish(request, reply, { error: 'access_denied', error_description: 'The user did not allow the app' }, false)
+    }
+    const provider = oauth.current()
+    const grant = details.grantId === undefined
+      ? new provider.Grant({ accountId, clientId })
+      : await provider.Grant.find(details.grantId) ?? new provider.Grant({ accountId, clientId })
+    const missing = details.prompt.details as { missingOIDCScope?: string[], missingOIDCClaims?: string[], missingResourceScopes?: Record<string, string[]> }
+    if (missing.missingOIDCScope !== undefined) grant.addOIDCScope(missing.missingOIDCScope.join(' '))
+    if (missing.missingOIDCClaims !== undefined) grant.addOIDCClaims(missing.missingOIDCClaims)
+    for (const [resource, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(resource, scopes.join(' '))
+    const grantId = await grant.save()
+    await fastify.securityEvents.record('oauth_consent_granted', clientOf(request), {
+      userId: Number(accountId),
+      detail: { client_id: clientId, scope: String(details.params.scope ?? '') }
+    })
+    return await finish(request, reply, { consent: { grantId } })
+  })
+}
+
+export default interactionRoutes

@@ -1,0 +1,139 @@
+// The sign-in and consent of an app that signs people in with this service (OAuth / OpenID Connect).
+// The page signs in through the service's own API (password, then the second factor; a passkey), then
+// tells the interaction who signed in: in the cookie variant the access cookie says it, in the header
+// variant the login's access token is sent once, in a header, and not kept.
+import { call } from './api.js'
+import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
+
+const $ = (selector) => document.querySelector(selector)
+const HEADER_VARIANT = document.body.dataset.variant === 'header'
+const interaction = location.pathname.replace(/\/+$/, '')
+const status = $('#status')
+
+const SCOPES = {
+  openid: 'Know who you are (your account id)',
+  email: 'See your email address',
+  profile: 'See your name',
+  offline_access: 'Stay signed in while you are away'
+}
+
+let mfaToken = null
+
+function explain (answer) {
+  if (answer.status === 429) return `Too many attempts. Try again in ${answer.retryAfter ?? 'a few'} seconds.`
+  return answer.body?.message ?? `Something went wrong (HTTP ${answer.status}). Try again.`
+}
+
+/** POSTs to this interaction; the browser's interaction cookie (path: this page) binds it. */
+async function step (path, body, accessToken) {
+  const headers = { 'content-type': 'application/json' }
+  if (accessToken) headers.authorization = `Bearer ${accessToken}`
+  let response
+  try {
+    response = await fetch(`${interaction}/${path}`, { method: 'POST', credentials: 'same-origin', cache: 'no-store', headers, body: JSON.stringify(body ?? {}) })
+  } catch {
+    return { status: 0, body: { message: 'The service could not be reached. Check your connection and try again.' } }
+  }
+  let answer
+  try { answer = await response.json() } catch { answer = undefined }
+  return { status: response.status, body: answer }
+}
+
+/** After a sign-in through the API: the interaction takes its user, and the browser goes on (to consent or to the app). */
+async function signedIn (loginAnswer, message) {
+  const accessToken = HEADER_VARIANT ? loginAnswer.body?.accessToken : undefined
+  const answer = await step('login', {}, accessToken)
+  if (answer.status !== 200) return say(message, explain(answer), 'error')
+  location.assign(answer.body.location)
+}
+
+function showCodeStep (token) {
+  mfaToken = token
+  $('#login-form').hidden = true
+  $('#mfa-form').hidden = false
+  $('#mfa-title').focus()
+}
+
+onSubmit($('#login-form'), async (form) => {
+  const message = messageOf(form)
+  say(message, '')
+  const answer = await call('POST', 'auth/login', fieldsOf(form))
+  if (answer.status === 403 && answer.body?.code === 'MFA_REQUIRED') return showCodeStep(answer.body.mfa_token)
+  if (answer.status !== 200) {
+    markInvalid(form, answer.body?.code === 'INVALID_CREDENTIALS' ? ['password'] : [])
+    return say(message, explain(answer), 'error')
+  }
+  await signedIn(answer, message)
+})
+
+onSubmit($('#mfa-form'), async (form) => {
+  const message = messageOf(form)
+  const code = fieldsOf(form).code ?? ''
+  const answer = await call('POST', 'auth/mfa/verify', { mfa_token: mfaToken, code: code.trim() })
+  if (answer.status !== 200) return say(message, explain(answer), 'error')
+  await signedIn(answer, message)
+})
+
+const passkeyLogin = $('#passkey-login')
+passkeyLogin.hidden = typeof window.PublicKeyCredential?.parseRequestOptionsFromJSON !== 'function'
+onClick(passkeyLogin, async () => {
+  const message = messageOf($('#login-form'))
+  say(message, '')
+  const options = await call('POST', 'auth/passkeys/authentication-options')
+  if (options.status !== 200) return say(message, explain(options), 'error')
+  let credential
+  try {
+    credential = await navigator.credentials.get({ publicKey: window.PublicKeyCredential.parseRequestOptionsFromJSON(options.body) })
+  } catch {
+    return say(message, 'No passkey was used (cancelled, or none on this device).', 'error')
+  }
+  const answer = await call('POST', 'auth/passkeys/login', credential.toJSON())
+  if (answer.status !== 200) return say(message, explain(answer), 'error')
+  await signedIn(answer, message)
+})
+
+// Which button sent the consent form: Allow or Deny.
+let allow = false
+for (const button of $('#consent-form').querySelectorAll('button[name=allow]')) {
+  button.addEventListener('click', () => { allow = button.value === 'true' })
+}
+onSubmit($('#consent-form'), async (form) => {
+  const answer = await step('consent', { allow })
+  if (answer.status !== 200) return say(messageOf(form), explain(answer), 'error')
+  location.assign(answer.body.location)
+})
+
+async function start () {
+  let details
+  try {
+    const response = await fetch(`${interaction}/details`, { credentials: 'same-origin', cache: 'no-store' })
+    details = { status: response.status, body: await response.json() }
+  } catch {
+    details = { status: 0, body: undefined }
+  }
+  if (details.status !== 200) {
+    $('#title').textContent = 'This sign-in cannot go on'
+    return say(status, explain(details), 'error')
+  }
+  for (const element of document.querySelectorAll('[data-field=client]')) element.textContent = details.body.client.name
+  if (details.body.prompt === 'consent') {
+    $('#title').textContent = 'Allow access'
+    const list = $('#scopes')
+    for (const scope of details.body.scopes) {
+      const item = document.createElement('li')
+      item.textContent = SCOPES[scope] ?? scope
+      list.append(item)
+    }
+    $('#consent-form').hidden = false
+    return $('#consent-title').focus()
+  }
+  // Cookie variant: someone already signed in to the service (the account console) goes straight on.
+  if (!HEADER_VARIANT) {
+    const answer = await step('login', {})
+    if (answer.status === 200) return location.assign(answer.body.location)
+  }
+  $('#login-form').hidden = false
+  $('#login-email').focus()
+}
+
+start()

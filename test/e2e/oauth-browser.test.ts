@@ -1,0 +1,119 @@
+import * as client from 'openid-client'
+import t from 'tap'
+import type { Page } from 'playwright-core'
+import { launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
+import { loggedInUser, registerUser } from '../fixtures/factories.js'
+import { codeAt, enableTotp } from '../fixtures/mfa.js'
+import { addClient, authorizationRequest, providerService, REDIRECT_URI, relyingParty } from '../fixtures/oauth.js'
+
+// The provider's browser steps in Chromium: the service's own sign-in, second-factor and consent
+// pages, the device verification page, and RP-initiated logout, under the pages' strict CSP.
+
+/** The app's redirect URI answers in the browser (nothing listens there): the test reads the code from the URL. */
+async function appCallback (page: Page) {
+  await page.context().route('http://127.0.0.1:9/**', async route => { await route.fulfill({ status: 200, contentType: 'text/plain', body: 'the app' }) })
+}
+
+t.test('in Chromium: sign-in page (password, then a TOTP code), consent page with Allow, back at the app with a code (cookie variant)', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
+  const session = await loggedInUser(server, 'cookie', { first_name: 'Katherine', last_name: 'Johnson' })
+  const { secret } = await enableTotp(server, 'cookie', session)
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Orbit Tracker' }))
+  const request = await authorizationRequest(config, 'openid email profile')
+
+  const browser = await launchChromium(t)
+  const { page, violations } = await watchedPage(browser, t)
+  await appCallback(page)
+  await page.goto(request.url.href)
+  await page.getByLabel('Email').fill(session.user.email)
+  await page.getByLabel('Password').fill(session.user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.getByLabel(/code/i).fill(codeAt(secret, 1))
+  await page.getByRole('button', { name: /verify/i }).click()
+
+  await page.getByRole('button', { name: 'Allow' }).waitFor()
+  const consent = await page.locator('main').innerText()
+  t.match(consent, /Orbit Tracker/, 'the consent page names the app')
+  t.match(consent, /email address/, 'and what it may see')
+  await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:9\/callback/), page.getByRole('button', { name: 'Allow' }).click()])
+
+  const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
+  t.equal(tokens.claims()?.sub, String(session.user.id))
+  t.match(await client.fetchUserInfo(config, tokens.access_token, String(session.user.id)), { given_name: 'Katherine', preferred_username: session.user.body.username })
+  t.same(await violations(), [], 'nothing refused under the CSP')
+
+  // The console lists the app, and revoking it there ends its access.
+  await page.goto(`${baseUrl}/account`)
+  const apps = page.locator('#apps li', { hasText: 'Orbit Tracker' })
+  await apps.waitFor()
+  await apps.getByRole('button', { name: /revoke/i }).click()
+  await page.locator('#apps-message', { hasText: 'no longer has access' }).waitFor()
+  t.match(await client.tokenIntrospection(config, tokens.access_token), { active: false }, 'its tokens are revoked')
+})
+
+t.test('in Chromium: the deny button sends the app access_denied', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const user = await registerUser(server, 'header')
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Nosy App' }))
+  const request = await authorizationRequest(config)
+  const browser = await launchChromium(t)
+  const { page, violations } = await watchedPage(browser, t)
+  await appCallback(page)
+  await page.goto(request.url.href)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:9\/callback/), page.getByRole('button', { name: 'Deny' }).click()])
+  t.equal(new URL(page.url()).searchParams.get('error'), 'access_denied')
+  t.same(await violations(), [])
+})
+
+t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "you can close this page"; then the device polls its tokens', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const user = await registerUser(server, 'header')
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'TV App', public: true, redirectUris: [], grants: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] }))
+  const device = await client.initiateDeviceAuthorization(config, { scope: 'openid email' })
+  t.ok(device.verification_uri.startsWith(baseUrl))
+
+  const browser = await launchChromium(t)
+  const { page, violations } = await watchedPage(browser, t)
+  await page.goto(device.verification_uri)
+  await page.getByLabel(/code/i).fill(device.user_code)
+  await page.getByRole('button', { name: 'Continue' }).click()
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.getByRole('button', { name: 'Allow' }).click()
+  await page.getByText(/you can close this page/i).waitFor()
+  t.same(await violations(), [], 'nothing refused under the CSP')
+
+  const tokens = await client.pollDeviceAuthorizationGrant(config, { ...device, interval: 0 })
+  t.equal(tokens.claims()?.sub, String(user.id))
+})
+
+t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const user = await registerUser(server, 'header')
+  const app = await addClient(server, { name: 'Signed App', postLogoutRedirectUris: ['http://127.0.0.1:9/bye'] })
+  const config = await relyingParty(baseUrl, app)
+  const request = await authorizationRequest(config)
+  const browser = await launchChromium(t)
+  const { page } = await watchedPage(browser, t)
+  await appCallback(page)
+  await page.goto(request.url.href)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:9\/callback/), page.getByRole('button', { name: 'Allow' }).click()])
+  const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
+
+  await page.goto(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: 'http://127.0.0.1:9/bye' }).href)
+  await Promise.all([page.waitForURL('http://127.0.0.1:9/bye'), page.getByRole('button', { name: 'Sign out' }).click()])
+
+  // Signed out of the provider: the next authorization asks for the password again.
+  const again = await authorizationRequest(config)
+  await page.goto(again.url.href)
+  await page.getByLabel('Email').waitFor()
+  t.pass('the sign-in page is shown again')
+  t.equal(REDIRECT_URI, 'http://127.0.0.1:9/callback')
+})
