@@ -1,5 +1,5 @@
 import type {
-  AccountRulesStore, AccountStore, IdentitiesStore, OneTimeTokensStore, OutboxStore, PasskeysStore, SecondFactorsStore,
+  AccountRulesStore, AccountStore, IdentitiesStore, OAuthStore, OneTimeTokensStore, OutboxStore, PasskeysStore, SecondFactorsStore,
   SecurityEventsStore, SessionsStore, SettingsStore, SigningKeysStore, UsersStore
 } from './store.js'
 
@@ -10,7 +10,7 @@ import type {
 export type AggregateQueries<C> = [
   (c: C) => UsersStore, (c: C) => AccountRulesStore, (c: C) => SessionsStore, (c: C) => OneTimeTokensStore,
   (c: C) => SecurityEventsStore, (c: C) => OutboxStore, (c: C) => SigningKeysStore, (c: C) => PasskeysStore,
-  (c: C) => SecondFactorsStore, (c: C) => IdentitiesStore, (c: C) => SettingsStore
+  (c: C) => SecondFactorsStore, (c: C) => IdentitiesStore, (c: C) => SettingsStore, (c: C) => OAuthStore
 ]
 
 type Methods = Record<string, (...args: unknown[]) => unknown>

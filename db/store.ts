@@ -1,16 +1,17 @@
 /*
  * The account store: all the rules know of persistence. One interface per aggregate (db/store/:
  * users, sessions and refresh tokens, one-time tokens, second factors, passkeys, identities, the
- * outbox, signing keys, settings, security events, and the account rules that write across them in
- * one transaction); AccountStore is all of them. Each backend (db/sqlite, db/postgres) implements it
- * in its own folder; every method is async so that a networked backend fits. The contract tests in
- * test/db/ hold both backends to it.
+ * outbox, signing keys, settings, security events, the OAuth provider's models, and the account rules
+ * that write across them in one transaction); AccountStore is all of them. Each backend (db/sqlite,
+ * db/postgres) implements it in its own folder; every method is async so that a networked backend
+ * fits. The contract tests in test/db/ hold both backends to it.
  */
 
 import type { AccountRulesStore } from './store/accounts.js'
 import type { SecurityEventsStore } from './store/events.js'
 import type { IdentitiesStore } from './store/identities.js'
 import type { SigningKeysStore } from './store/keys.js'
+import type { OAuthStore } from './store/oauth.js'
 import type { OneTimeTokensStore } from './store/one-time-tokens.js'
 import type { OutboxStore } from './store/outbox.js'
 import type { PasskeysStore } from './store/passkeys.js'
@@ -24,6 +25,7 @@ export * from './store/errors.js'
 export * from './store/events.js'
 export * from './store/identities.js'
 export * from './store/keys.js'
+export * from './store/oauth.js'
 export * from './store/one-time-tokens.js'
 export * from './store/outbox.js'
 export * from './store/passkeys.js'
@@ -38,6 +40,7 @@ export interface AccountStore extends
   SecurityEventsStore,
   IdentitiesStore,
   SigningKeysStore,
+  OAuthStore,
   OneTimeTokensStore,
   OutboxStore,
   PasskeysStore,

@@ -227,3 +227,31 @@ export const identities = pgTable('identities', {
   uniqueIndex('identities_provider_subject_unique').on(table.provider, table.subject),
   uniqueIndex('identities_user_provider_unique').on(table.userId, table.provider)
 ])
+
+/**
+ * The models of the OAuth 2.1 / OpenID provider (oidc-provider's adapter, db/store/oauth.ts), one row
+ * each by kind and id: the payload is oidc-provider's JSON, the columns beside it what the lookups
+ * need. `seq` orders a listing by insertion (an upsert that replaces a model keeps it). No foreign
+ * key: account_id is oidc-provider's string, and a model may outlive its user until pruned.
+ */
+export const oauthModels = pgTable('oauth_models', {
+  kind: text('kind').notNull(),
+  id: text('id').notNull(),
+  /** oidc-provider's JSON, as text (db/oauth-model-rows.ts): jsonb would refuse a string holding \u0000, which a dynamically registered client's name may. */
+  payload: text('payload').notNull(),
+  grantId: text('grant_id'),
+  userCode: text('user_code'),
+  uid: text('uid'),
+  accountId: text('account_id'),
+  /** Null: never expires (a client). */
+  expiresAt: moment('expires_at'),
+  consumedAt: moment('consumed_at'),
+  seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity()
+}, (table) => [
+  primaryKey({ columns: [table.kind, table.id] }),
+  index('oauth_models_grant_idx').on(table.grantId),
+  index('oauth_models_user_code_idx').on(table.kind, table.userCode),
+  index('oauth_models_uid_idx').on(table.kind, table.uid),
+  index('oauth_models_account_idx').on(table.kind, table.accountId),
+  index('oauth_models_expires_idx').on(table.expiresAt)
+])

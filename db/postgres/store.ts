@@ -18,6 +18,7 @@ import { passkeysQueries } from './passkeys.js'
 import { secondFactorsQueries } from './second-factors.js'
 import { identitiesQueries } from './identities.js'
 import { settingsQueries } from './settings.js'
+import { oauthQueries } from './oauth.js'
 
 /** Connections per instance: N instances need N × POOL_SIZE of the server's max_connections. */
 export const POOL_SIZE = 10
@@ -59,7 +60,7 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   }
   const db = drizzle({ client: pool })
   const c = new PostgresConnection(pool, db, prepareStatements(db))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries])
 }
 
 // On a connection of its own, without the pool's timeouts: a later migration may build an index

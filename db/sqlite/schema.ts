@@ -245,3 +245,31 @@ export const identities = sqliteTable('identities', {
   uniqueIndex('identities_provider_subject_unique').on(table.provider, table.subject),
   uniqueIndex('identities_user_provider_unique').on(table.userId, table.provider)
 ])
+
+/**
+ * The models of the OAuth 2.1 / OpenID provider (oidc-provider's adapter, db/store/oauth.ts), one row
+ * each by kind and id: the payload is oidc-provider's JSON, the columns beside it what the lookups
+ * need. Listing is oldest first by insertion: the table's implicit rowid, which SQLite gives a new row
+ * above every row present (an upsert that replaces a model keeps its row, and so its place).
+ * No foreign key: account_id is oidc-provider's string, and a model may outlive its user until pruned.
+ */
+export const oauthModels = sqliteTable('oauth_models', {
+  kind: text('kind').notNull(),
+  id: text('id').notNull(),
+  /** oidc-provider's JSON (db/oauth-model-rows.ts). */
+  payload: text('payload').notNull(),
+  grantId: text('grant_id'),
+  userCode: text('user_code'),
+  uid: text('uid'),
+  accountId: text('account_id'),
+  /** Null: never expires (a client). */
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }),
+  consumedAt: integer('consumed_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  primaryKey({ columns: [table.kind, table.id] }),
+  index('oauth_models_grant_idx').on(table.grantId),
+  index('oauth_models_user_code_idx').on(table.kind, table.userCode),
+  index('oauth_models_uid_idx').on(table.kind, table.uid),
+  index('oauth_models_account_idx').on(table.kind, table.accountId),
+  index('oauth_models_expires_idx').on(table.expiresAt)
+])

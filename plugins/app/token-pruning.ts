@@ -17,7 +17,8 @@ export const FINISHED_MAIL_RETENTION_MS = 7 * 24 * 3_600_000
 
 /**
  * Deletes expired and revoked refresh tokens, security events past their
- * retention, and mail sent or given up a week ago, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
+ * retention, mail sent or given up a week ago, and the OAuth provider's expired
+ * models, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
  * in small batches with a turn of the event loop between them. Rotated tokens
  * stay until they expire: presenting one again must still be recognised as reuse.
  */
@@ -47,6 +48,8 @@ export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securi
     const mailsBefore = new Date(clock.now() - FINISHED_MAIL_RETENTION_MS)
     const mails = await inBatches(() => store.pruneMails(mailsBefore, PRUNE_BATCH_SIZE))
     if (mails > 0) fastify.log.info({ deleted: mails }, 'pruned mail sent or given up over a week ago')
+    const oauthModels = await inBatches(() => store.pruneOAuthModels(currentDate(clock), PRUNE_BATCH_SIZE))
+    if (oauthModels > 0) fastify.log.info({ deleted: oauthModels }, 'pruned expired OAuth provider models (codes, tokens, grants, sessions, interactions)')
   }
 
   const pruning = runPeriodically(intervalSeconds * 1000, prune, {

@@ -59,3 +59,16 @@ t.test('mail sent or given up over a week ago is pruned in the background; recen
   t.equal(await store.pruneMails(new Date(now.getTime() + 1000), 100), 1, 'the one sent just now was kept')
   t.equal(await store.countPendingMails(), 1, 'a pending mail is never pruned')
 })
+
+t.test('the OAuth provider\'s expired models are pruned in the background; unexpired ones and clients stay', async (t) => {
+  const server = await build(t, { variant, env: { REFRESH_TOKEN_PRUNE_INTERVAL: '1s' } })
+  const { store } = server
+  const now = new Date()
+  await store.upsertOAuthModel('AuthorizationCode', 'expired', { grantId: 'grant-1' }, new Date(now.getTime() - 1000))
+  await store.upsertOAuthModel('AuthorizationCode', 'live', { grantId: 'grant-1' }, new Date(now.getTime() + 3_600_000))
+  await store.upsertOAuthModel('Client', 'app', { client_id: 'app' }, null)
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  t.equal(await store.pruneOAuthModels(now, 100), 0, 'the expired one is gone already')
+  t.ok(await store.findOAuthModel('AuthorizationCode', 'live', now))
+  t.ok(await store.findOAuthModel('Client', 'app', now))
+})

@@ -1,0 +1,64 @@
+import type { OAuthStore } from '../store.js'
+import { and, asc, eq, gt, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
+import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
+import { oauthModels } from './schema.js'
+import type { PostgresConnection } from './connection.js'
+
+const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt }
+
+/** Not expired at `now`: a null expiry never expires. */
+const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, now))
+
+/** The OAuth provider's models in the PostgreSQL store (db/store/oauth.ts). Listings are in insertion order: the seq column (db/postgres/schema.ts). */
+export function oauthQueries (c: PostgresConnection): OAuthStore {
+  const findOne = (kind: string, match: SQL, now: Date) => c.run(async () => {
+    const [row] = await c.db.select(recordColumns).from(oauthModels).where(and(eq(oauthModels.kind, kind), match, unexpired(now))).limit(1)
+    return row === undefined ? undefined : decodeOAuthModel(row)
+  })
+
+  return {
+    async upsertOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null) {
+      const columns = oauthModelColumns(payload, expiresAt)
+      await c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
+        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: columns }))
+    },
+
+    async findOAuthModel (kind: string, id: string, now: Date) {
+      return findOne(kind, eq(oauthModels.id, id), now)
+    },
+
+    async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {
+      return findOne(kind, eq(oauthModels.userCode, userCode), now)
+    },
+
+    async findOAuthModelByUid (kind: string, uid: string, now: Date) {
+      return findOne(kind, eq(oauthModels.uid, uid), now)
+    },
+
+    async consumeOAuthModel (kind: string, id: string, now: Date) {
+      await c.run(() => c.db.update(oauthModels).set({ consumedAt: now })
+        .where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id), isNull(oauthModels.consumedAt))))
+    },
+
+    async destroyOAuthModel (kind: string, id: string) {
+      await c.run(() => c.db.delete(oauthModels).where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id))))
+    },
+
+    async destroyOAuthModelsOfGrant (grantId: string) {
+      await c.run(() => c.db.delete(oauthModels).where(eq(oauthModels.grantId, grantId)))
+    },
+
+    async listOAuthModels (kind: string, now: Date, options: { accountId?: string } = {}) {
+      return c.run(async () => (await c.db.select(recordColumns).from(oauthModels)
+        .where(and(eq(oauthModels.kind, kind), options.accountId === undefined ? undefined : eq(oauthModels.accountId, options.accountId), unexpired(now)))
+        .orderBy(asc(oauthModels.seq))).map(decodeOAuthModel))
+    },
+
+    async pruneOAuthModels (now: Date, limit: number) {
+      // By primary key; SKIP LOCKED: instances pruning at the same moment take different rows instead of waiting on each other.
+      const prunable = c.db.select({ kind: oauthModels.kind, id: oauthModels.id }).from(oauthModels)
+        .where(lte(oauthModels.expiresAt, now)).limit(limit).for('update', { skipLocked: true })
+      return c.run(async () => (await c.db.delete(oauthModels).where(sql`(${oauthModels.kind}, ${oauthModels.id}) in ${prunable}`)).rowCount ?? 0)
+    }
+  }
+}

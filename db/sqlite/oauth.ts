@@ -1,0 +1,62 @@
+import type { OAuthStore } from '../store.js'
+import { and, eq, gt, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
+import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
+import { oauthModels } from './schema.js'
+import type { SqliteConnection } from './connection.js'
+
+const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt }
+
+/** Not expired at `now`: a null expiry never expires. */
+const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, now))
+
+/** The OAuth provider's models in the SQLite store (db/store/oauth.ts). Listings are in insertion order: the rowid (db/sqlite/schema.ts). */
+export function oauthQueries (c: SqliteConnection): OAuthStore {
+  const findOne = (kind: string, match: SQL, now: Date) => c.run(() => {
+    const row = c.db.select(recordColumns).from(oauthModels).where(and(eq(oauthModels.kind, kind), match, unexpired(now))).limit(1).get()
+    return row === undefined ? undefined : decodeOAuthModel(row)
+  })
+
+  return {
+    async upsertOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null) {
+      const columns = oauthModelColumns(payload, expiresAt)
+      c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
+        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: columns }).run())
+    },
+
+    async findOAuthModel (kind: string, id: string, now: Date) {
+      return findOne(kind, eq(oauthModels.id, id), now)
+    },
+
+    async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {
+      return findOne(kind, eq(oauthModels.userCode, userCode), now)
+    },
+
+    async findOAuthModelByUid (kind: string, uid: string, now: Date) {
+      return findOne(kind, eq(oauthModels.uid, uid), now)
+    },
+
+    async consumeOAuthModel (kind: string, id: string, now: Date) {
+      c.run(() => c.db.update(oauthModels).set({ consumedAt: now })
+        .where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id), isNull(oauthModels.consumedAt))).run())
+    },
+
+    async destroyOAuthModel (kind: string, id: string) {
+      c.run(() => c.db.delete(oauthModels).where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id))).run())
+    },
+
+    async destroyOAuthModelsOfGrant (grantId: string) {
+      c.run(() => c.db.delete(oauthModels).where(eq(oauthModels.grantId, grantId)).run())
+    },
+
+    async listOAuthModels (kind: string, now: Date, options: { accountId?: string } = {}) {
+      return c.run(() => c.db.select(recordColumns).from(oauthModels)
+        .where(and(eq(oauthModels.kind, kind), options.accountId === undefined ? undefined : eq(oauthModels.accountId, options.accountId), unexpired(now)))
+        .orderBy(sql`${oauthModels}.rowid`).all().map(decodeOAuthModel))
+    },
+
+    async pruneOAuthModels (now: Date, limit: number) {
+      return c.run(() => c.db.delete(oauthModels)
+        .where(sql`rowid in (select rowid from ${oauthModels} where ${lte(oauthModels.expiresAt, now)} limit ${limit})`).run().changes)
+    }
+  }
+}
