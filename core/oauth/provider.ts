@@ -271,7 +271,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     current,
     handle (req, res) {
       current()
-      void callback(req, res)
+      // Koa answers its own errors; a rejection here would be a fault of its own, logged rather than left unhandled.
+      Promise.resolve(callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
     },
     statusIndexOf,
     revokeGrant

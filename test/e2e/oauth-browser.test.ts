@@ -1,29 +1,34 @@
 import * as client from 'openid-client'
-import t from 'tap'
-import type { Page } from 'playwright-core'
+import { createServer } from 'node:http'
+import t, { type Test } from 'tap'
 import { launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
-import { addClient, authorizationRequest, providerService, REDIRECT_URI, relyingParty } from '../fixtures/oauth.js'
+import { freePort } from '../fixtures/http.js'
+import { addClient, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
 
 // The provider's browser steps in Chromium: the service's own sign-in, second-factor and consent
 // pages, the device verification page, and RP-initiated logout, under the pages' strict CSP.
 
-/** The app's redirect URI answers in the browser (nothing listens there): the test reads the code from the URL. */
-async function appCallback (page: Page) {
-  await page.context().route('http://127.0.0.1:9/**', async route => { await route.fulfill({ status: 200, contentType: 'text/plain', body: 'the app' }) })
+/** The app's site: it answers every path (the test reads the code from the URL the browser arrives at). */
+async function appSite (t: Test): Promise<string> {
+  const port = await freePort()
+  const site = createServer((_request, response) => { response.end('the app') })
+  await new Promise<void>(resolve => site.listen(port, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => { site.closeAllConnections(); site.close(() => resolve()) }))
+  return `http://127.0.0.1:${port}`
 }
 
 t.test('in Chromium: sign-in page (password, then a TOTP code), consent page with Allow, back at the app with a code (cookie variant)', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
+  const app = await appSite(t)
   const session = await loggedInUser(server, 'cookie', { first_name: 'Katherine', last_name: 'Johnson' })
   const { secret } = await enableTotp(server, 'cookie', session)
-  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Orbit Tracker' }))
-  const request = await authorizationRequest(config, 'openid email profile')
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Orbit Tracker', redirectUris: [`${app}/callback`] }))
+  const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
 
   const browser = await launchChromium(t)
   const { page, violations } = await watchedPage(browser, t)
-  await appCallback(page)
   await page.goto(request.url.href)
   await page.getByLabel('Email').fill(session.user.email)
   await page.getByLabel('Password').fill(session.user.password)
@@ -35,7 +40,7 @@ t.test('in Chromium: sign-in page (password, then a TOTP code), consent page wit
   const consent = await page.locator('main').innerText()
   t.match(consent, /Orbit Tracker/, 'the consent page names the app')
   t.match(consent, /email address/, 'and what it may see')
-  await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:9\/callback/), page.getByRole('button', { name: 'Allow' }).click()])
+  await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Allow' }).click()])
 
   const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
   t.equal(tokens.claims()?.sub, String(session.user.id))
@@ -53,17 +58,17 @@ t.test('in Chromium: sign-in page (password, then a TOTP code), consent page wit
 
 t.test('in Chromium: the deny button sends the app access_denied', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const app = await appSite(t)
   const user = await registerUser(server, 'header')
-  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Nosy App' }))
-  const request = await authorizationRequest(config)
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Nosy App', redirectUris: [`${app}/callback`] }))
+  const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
   const browser = await launchChromium(t)
   const { page, violations } = await watchedPage(browser, t)
-  await appCallback(page)
   await page.goto(request.url.href)
   await page.getByLabel('Email').fill(user.email)
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:9\/callback/), page.getByRole('button', { name: 'Deny' }).click()])
+  await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Deny' }).click()])
   t.equal(new URL(page.url()).searchParams.get('error'), 'access_denied')
   t.same(await violations(), [])
 })
@@ -93,27 +98,25 @@ t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "y
 
 t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const app = await appSite(t)
   const user = await registerUser(server, 'header')
-  const app = await addClient(server, { name: 'Signed App', postLogoutRedirectUris: ['http://127.0.0.1:9/bye'] })
-  const config = await relyingParty(baseUrl, app)
-  const request = await authorizationRequest(config)
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Signed App', redirectUris: [`${app}/callback`], postLogoutRedirectUris: [`${app}/bye`] }))
+  const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
   const browser = await launchChromium(t)
   const { page } = await watchedPage(browser, t)
-  await appCallback(page)
   await page.goto(request.url.href)
   await page.getByLabel('Email').fill(user.email)
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await Promise.all([page.waitForURL(/^http:\/\/127\.0\.0\.1:9\/callback/), page.getByRole('button', { name: 'Allow' }).click()])
+  await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Allow' }).click()])
   const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
 
-  await page.goto(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: 'http://127.0.0.1:9/bye' }).href)
-  await Promise.all([page.waitForURL('http://127.0.0.1:9/bye'), page.getByRole('button', { name: 'Sign out' }).click()])
+  await page.goto(client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token as string, post_logout_redirect_uri: `${app}/bye` }).href)
+  await Promise.all([page.waitForURL(`${app}/bye`), page.getByRole('button', { name: 'Sign out' }).click()])
 
   // Signed out of the provider: the next authorization asks for the password again.
-  const again = await authorizationRequest(config)
+  const again = await authorizationRequest(config, 'openid', { redirect_uri: `${app}/callback` })
   await page.goto(again.url.href)
   await page.getByLabel('Email').waitFor()
   t.pass('the sign-in page is shown again')
-  t.equal(REDIRECT_URI, 'http://127.0.0.1:9/callback')
 })

@@ -7,7 +7,7 @@ import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './form
 
 const $ = (selector) => document.querySelector(selector)
 const HEADER_VARIANT = document.body.dataset.variant === 'header'
-const interaction = location.pathname.replace(/\/+$/, '')
+const interaction = window.location.pathname.replace(/\/+$/, '')
 const status = $('#status')
 
 const SCOPES = {
@@ -44,7 +44,7 @@ async function signedIn (loginAnswer, message) {
   const accessToken = HEADER_VARIANT ? loginAnswer.body?.accessToken : undefined
   const answer = await step('login', {}, accessToken)
   if (answer.status !== 200) return say(message, explain(answer), 'error')
-  location.assign(answer.body.location)
+  window.location.assign(answer.body.location)
 }
 
 function showCodeStep (token) {
@@ -100,7 +100,7 @@ for (const button of $('#consent-form').querySelectorAll('button[name=allow]')) 
 onSubmit($('#consent-form'), async (form) => {
   const answer = await step('consent', { allow })
   if (answer.status !== 200) return say(messageOf(form), explain(answer), 'error')
-  location.assign(answer.body.location)
+  window.location.assign(answer.body.location)
 })
 
 async function start () {
@@ -130,7 +130,7 @@ async function start () {
   // Cookie variant: someone already signed in to the service (the account console) goes straight on.
   if (!HEADER_VARIANT) {
     const answer = await step('login', {})
-    if (answer.status === 200) return location.assign(answer.body.location)
+    if (answer.status === 200) return window.location.assign(answer.body.location)
   }
   $('#login-form').hidden = false
   $('#login-email').focus()
