@@ -46,7 +46,8 @@ export function newClient (client: NewClient): { metadata: ClientMetadata, secre
   const grants = client.grants ?? ['authorization_code', 'refresh_token']
   const secret = client.public ? undefined : newRandomToken()
   const metadata: ClientMetadata = {
-    client_id: randomBytes(16).toString('base64url'),
+    // Hex: an id never starts with "-", which a command line would read as an option.
+    client_id: randomBytes(16).toString('hex'),
     client_name: client.name,
     redirect_uris: client.redirectUris,
     post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
