@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { describeDatabase } from '../db/database-url.js'
 import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
 import { visible, visibleJson } from '../core/control-characters.js'
+import { CLIENT_GRANTS, newClient, type ClientGrant, type NewClient } from '../core/oauth/clients.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
 import { rotateSigningKey } from '../core/tokens/keys.js'
 import { VERSION_LINE } from '../core/version.js'
@@ -30,12 +31,26 @@ Commands:
                               (never below OWASP's minimum); instances hash with them after their next start, and rehash
                               each password at its next login
   events <id|email>           a user's security events, newest first (--limit, --before <event id> for older ones)
+  clients add <name>          register an app with the OAuth provider (--redirect-uri, required with the authorization_code
+                              grant; --post-logout-redirect-uri; --public; --trusted; --grant); prints its client_id and,
+                              for a confidential client, its client_secret, shown this once only (the store keeps a hash)
+  clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
+  clients remove <client_id>  delete an app's registration (an id that starts with - goes after --: clients remove -- <client_id>)
 
 Options:
   --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)
   --limit <n>        users list: at most n users (default 50)
   --after <id>       users list: start after this id
   --before <id>      events: only events older than this event id
+  --redirect-uri <url>
+                     clients add: an absolute http(s) URL the app receives its codes at (repeatable)
+  --post-logout-redirect-uri <url>
+                     clients add: where the app may send the user after logout (repeatable)
+  --public           clients add: no client secret (a SPA, a mobile or command-line app): PKCE alone binds its codes
+  --trusted          clients add: a first-party app: no consent page
+  --grant <grant>    clients add: a grant the app may use (repeatable), replacing the default authorization_code and
+                     refresh_token; one of:
+                     ${CLIENT_GRANTS.join(', ')}
   --json             print JSON instead of text
   -h, --help         this help
   -v, --version      the version, and the Node it runs on
@@ -52,6 +67,11 @@ interface Options {
   limit?: string
   after?: string
   before?: string
+  redirectUris: string[]
+  postLogoutRedirectUris: string[]
+  public: boolean
+  trusted: boolean
+  grants?: string[]
 }
 
 type Output = (line: string) => void
@@ -82,6 +102,11 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
         limit: { type: 'string' },
         after: { type: 'string' },
         before: { type: 'string' },
+        'redirect-uri': { type: 'string', multiple: true },
+        'post-logout-redirect-uri': { type: 'string', multiple: true },
+        public: { type: 'boolean', default: false },
+        trusted: { type: 'boolean', default: false },
+        grant: { type: 'string', multiple: true },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false }
@@ -105,16 +130,27 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     return 2
   }
 
+  const options: Options = {
+    json: values.json,
+    limit: values.limit,
+    after: values.after,
+    before: values.before,
+    redirectUris: values['redirect-uri'] ?? [],
+    postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+    public: values.public,
+    trusted: values.trusted,
+    grants: values.grant
+  }
   let store: AccountStore | undefined
   try {
-    const command = commandFor(positionals)
+    const command = commandFor(positionals, options)
     // Loaded only now, so that --help and usage errors answer at once.
     const [{ loadConfig }, { openStore }] = await Promise.all([import('../core/config.js'), import('../db/open.js')])
     const config = loadConfig(env)
     const databaseUrl = values.database ?? config.databaseUrl
     const sealer = config.signingKeyEncryptionKey === undefined ? undefined : createSealer(config.signingKeyEncryptionKey)
     store = await openStore(databaseUrl)
-    await command(store, { json: values.json, limit: values.limit, after: values.after, before: values.before }, out, { databaseUrl, sealer, env })
+    await command(store, options, out, { databaseUrl, sealer, env })
     return 0
   } catch (error) {
     if (error instanceof UsageError) return usage(err, error.message)
@@ -146,8 +182,8 @@ interface Context {
 
 type Command = (store: AccountStore, options: Options, out: Output, context: Context) => Promise<void>
 
-/** The command the positionals name, or a UsageError; checked before the store is opened. */
-function commandFor (positionals: string[]): Command {
+/** The command the positionals name, or a UsageError; checked (with the options a command's arguments are made of) before the store is opened. */
+function commandFor (positionals: string[], options: Options): Command {
   const [group, action, argument] = positionals
   const expect = (count: number, form: string) => {
     if (positionals.length !== count) throw new UsageError(`usage: account-service ${form}`)
@@ -188,6 +224,17 @@ function commandFor (positionals: string[]): Command {
     case 'events':
       expect(2, 'events <id|email> [--limit n] [--before event-id]')
       return async (store, options, out) => listEvents(store, action, options, out)
+    case 'clients add': {
+      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--public] [--trusted] [--grant <grant>]')
+      const client = parseNewClient(argument, options)
+      return async (store, options, out) => addClient(store, client, options, out)
+    }
+    case 'clients list':
+      expect(2, 'clients list')
+      return listClients
+    case 'clients remove':
+      expect(3, 'clients remove <client_id>')
+      return async (store, options, out) => removeClient(store, argument, options, out)
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}`)
   }
@@ -266,6 +313,83 @@ async function listEvents (store: AccountStore, idOrEmail: string, options: Opti
   print(out, options, described, events.length === 0
     ? `no security events of user ${user.id} (${visible(user.email)})`
     : described.map(event => visible(`${event.id}  ${event.createdAt}  ${event.type}  ${event.ip ?? '-'}  ${event.userAgent ?? '-'}${event.detail === null ? '' : `  ${JSON.stringify(event.detail)}`}`)).join('\n'))
+}
+
+/** What `clients add` was given, checked: the usage errors come before the store is opened. */
+function parseNewClient (name: string, options: Options): NewClient {
+  if (name.trim() === '') throw new UsageError('a client needs a name')
+  if (visible(name) !== name) throw new UsageError(`a client name may not hold control characters: ${name}`)
+  const grants = options.grants === undefined ? undefined : [...new Set(options.grants)]
+  for (const grant of grants ?? []) {
+    if (!(CLIENT_GRANTS as readonly string[]).includes(grant)) throw new UsageError(`unknown grant ${grant}; one of ${CLIENT_GRANTS.join(', ')}`)
+  }
+  for (const uri of [...options.redirectUris, ...options.postLogoutRedirectUris]) checkRedirectUri(uri)
+  const usesCodes = grants === undefined || grants.includes('authorization_code')
+  if (usesCodes && options.redirectUris.length === 0) throw new UsageError('the authorization_code grant needs at least one --redirect-uri')
+  if (options.public && grants?.includes('client_credentials') === true) throw new UsageError('a --public client has no secret to use the client_credentials grant with')
+  return {
+    name,
+    redirectUris: [...new Set(options.redirectUris)],
+    postLogoutRedirectUris: [...new Set(options.postLogoutRedirectUris)],
+    public: options.public,
+    trusted: options.trusted,
+    grants: grants as ClientGrant[] | undefined
+  }
+}
+
+/** An absolute http(s) URL, without a fragment (RFC 6749, 3.1.2), as the app will send it. */
+function checkRedirectUri (uri: string): void {
+  let url: URL | undefined
+  try {
+    url = new URL(uri)
+  } catch {}
+  // Written out in full: the URL parser would also take https:app.example (and make it https://app.example/).
+  if (url === undefined || !/^https?:\/\//i.test(uri)) throw new UsageError(`not an absolute http(s) URL: ${uri}`)
+  if (uri.includes('#')) throw new UsageError(`a redirect URI may not have a fragment: ${uri}`)
+}
+
+async function addClient (store: AccountStore, client: NewClient, options: Options, out: Output) {
+  const { metadata, secret } = newClient(client)
+  await store.upsertOAuthModel('Client', metadata.client_id, metadata, null)
+  const described = { client_id: metadata.client_id, ...(secret === undefined ? {} : { client_secret: secret }), ...describeClient(metadata) }
+  const lines = [
+    `added ${described.public ? 'public' : 'confidential'} client ${visible(described.client_name)}`,
+    `client_id: ${metadata.client_id}`
+  ]
+  if (secret !== undefined) {
+    lines.push(`client_secret: ${secret}`, 'The client secret is shown only now: the store keeps its hash, and it cannot be shown again. Give it to the app now.')
+  }
+  print(out, options, described, lines.join('\n'))
+}
+
+async function listClients (store: AccountStore, options: Options, out: Output) {
+  const clients = (await store.listOAuthModels('Client', new Date())).map(client => ({ client_id: client.id, ...describeClient(client.payload) }))
+  print(out, options, clients, clients.length === 0
+    ? 'no clients'
+    : clients.map(client => visible(`${client.client_id}  ${client.client_name}  ${client.public ? 'public' : 'confidential'}${client.trusted ? '  trusted' : ''}` +
+      `  grants: ${client.grant_types.length === 0 ? '-' : client.grant_types.join(',')}  redirect URIs: ${client.redirect_uris.length === 0 ? '-' : client.redirect_uris.join(' ')}`)).join('\n'))
+}
+
+async function removeClient (store: AccountStore, clientId: string, options: Options, out: Output) {
+  if (await store.findOAuthModel('Client', clientId, new Date()) === undefined) throw new CommandError(`no client with id ${clientId}`)
+  await store.destroyOAuthModel('Client', clientId)
+  print(out, options, { removed: clientId }, `removed client ${visible(clientId)}`)
+}
+
+/**
+ * A client's stored metadata, named field by field: never its secret (a hash here, but a hash of a
+ * short secret could be guessed offline), nor anything else a registration may have stored beside.
+ */
+function describeClient (metadata: Record<string, unknown>) {
+  const strings = (value: unknown) => Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []
+  return {
+    client_name: typeof metadata.client_name === 'string' ? metadata.client_name : '',
+    public: metadata.token_endpoint_auth_method === 'none',
+    trusted: metadata.trusted === true,
+    grant_types: strings(metadata.grant_types),
+    redirect_uris: strings(metadata.redirect_uris),
+    post_logout_redirect_uris: strings(metadata.post_logout_redirect_uris)
+  }
 }
 
 async function findUser (store: AccountStore, idOrEmail: string): Promise<UserRecord> {
