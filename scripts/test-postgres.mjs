@@ -18,6 +18,9 @@ export const POSTGRES_TESTS = [
   // Rules that write several rows in one transaction (proving an address, status indexes, key rotation).
   'test/security/{pre-hijacking,status-list-indexes,signing-keys,revocation}.test.ts',
   'test/plugins/sessions.test.ts',
+  // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two, and its pages.
+  'test/oauth/*.test.ts',
+  'test/e2e/oauth-browser.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts'
 ]

@@ -35,7 +35,7 @@ Commands:
                               grant; --post-logout-redirect-uri; --public; --trusted; --grant); prints its client_id and,
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
   clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
-  clients remove <client_id>  delete an app's registration (an id that starts with - goes after --: clients remove -- <client_id>)
+  clients remove <client_id>  delete an app's registration
 
 Options:
   --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)

@@ -106,12 +106,12 @@ t.test('clients list shows every client, never a secret or its hash; clients rem
   }
 
   // A client_id may start with - (base64url): after --, it is taken for no option.
-  const removed = await cli(databaseUrl, 'clients', 'remove', '--', spa.client_id)
+  const removed = await cli(databaseUrl, 'clients', 'remove', spa.client_id)
   t.equal(removed.code, 0, removed.stderr)
   t.equal(removed.stdout, `removed client ${spa.client_id}\n`)
   t.equal(await storedClient(databaseUrl, spa.client_id), undefined)
   t.same(JSON.parse((await cli(databaseUrl, 'clients', 'list', '--json')).stdout).map((client: { client_id: string }) => client.client_id), [web.client_id, 'registered'], 'the others stay')
-  const again = await cli(databaseUrl, 'clients', 'remove', '--', spa.client_id)
+  const again = await cli(databaseUrl, 'clients', 'remove', spa.client_id)
   t.equal(again.code, 1)
   t.equal(again.stderr, `error: no client with id ${spa.client_id}\n`)
   t.equal(again.stdout, '')

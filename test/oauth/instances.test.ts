@@ -26,7 +26,7 @@ t.test('two instances share an authorization flow, its grant and its revocation'
   const app = await addClient(first.server, { grants: ['authorization_code', 'refresh_token'] })
   const atFirst = await relyingParty(first.baseUrl, app)
   // The same app as the second instance serves it (a load balancer sends each request anywhere).
-  const atSecond = new client.Configuration({ ...atFirst.serverMetadata(), token_endpoint: `${second.baseUrl}/oauth/token`, introspection_endpoint: `${second.baseUrl}/oauth/introspect` }, app.clientId, app.clientSecret)
+  const atSecond = new client.Configuration({ ...atFirst.serverMetadata() as client.ServerMetadata, token_endpoint: `${second.baseUrl}/oauth/token`, introspection_endpoint: `${second.baseUrl}/oauth/introspect` }, app.clientId, app.clientSecret)
   client.allowInsecureRequests(atSecond)
 
   const request = await authorizationRequest(atFirst, 'openid email offline_access', { prompt: 'consent' })
