@@ -186,7 +186,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           // A client learns only of its own tokens.
           allowedPolicy: async (_ctx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId
         },
-        revocation: { enabled: true },
+        // A client revokes only its own tokens; another's is ignored (RFC 7009 answers 200 either way).
+        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
         rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: loggedOutPage },
         deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
         // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.

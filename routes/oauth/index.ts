@@ -11,15 +11,22 @@ export interface OAuthRoutesOptions {
   apiPrefix: string
 }
 
-/** The client id of a token request that authenticates with HTTP Basic; else its address keys the limit. */
-function tokenRequestKey (request: FastifyRequest): string {
+/** The client a token request names (HTTP Basic, else the form's client_id); its address when it names none. */
+function tokenRequestClient (request: FastifyRequest): string {
   const header = request.headers.authorization
   if (header?.startsWith('Basic ') === true) {
     const id = Buffer.from(header.slice(6), 'base64').toString().split(':')[0]
-    if (id !== '') return `oauth-client:${decodeURIComponent(id)}`
+    try {
+      if (id !== '') return `oauth-client:${decodeURIComponent(id)}`
+    } catch {}
   }
-  return `oauth-address:${request.ip}`
+  const body = request.body
+  const clientId = Buffer.isBuffer(body) ? new URLSearchParams(body.toString()).get('client_id') : null
+  return clientId === null || clientId === '' ? `oauth-address:${request.ip}` : `oauth-client:${clientId}`
 }
+
+/** The largest form oidc-provider reads; a bigger token request is refused before it is buffered whole. */
+const TOKEN_BODY_LIMIT = 56 * 1024
 
 /**
  * The OAuth 2.1 / OpenID provider's routes. Its protocol endpoints (/oauth/*, the discovery document)
@@ -34,23 +41,32 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
     for (const [name, value] of Object.entries(reply.getHeaders())) {
       if (value !== undefined) reply.raw.setHeader(name, value)
     }
+    // A body Fastify has read (the token endpoint's, for its limit) is handed over as read; oidc-provider takes it.
+    if (Buffer.isBuffer(request.body)) Object.assign(request.raw, { body: request.body })
     reply.hijack()
     oauth.handle(request.raw, reply.raw)
   }
 
+  const methods = ['GET', 'POST', 'OPTIONS', 'PUT', 'DELETE'] as const
   await fastify.register(async (protocol) => {
     protocol.removeAllContentTypeParsers()
     protocol.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
-    const methods = ['GET', 'POST', 'OPTIONS', 'PUT', 'DELETE'] as const
     protocol.route({ method: [...methods], url: '/.well-known/openid-configuration', schema: { hide: true }, handler: forward })
-    protocol.route({
+    protocol.route({ method: [...methods], url: '/oauth/*', schema: { hide: true }, handler: forward })
+  })
+  // The token endpoint is limited per client (RATE_LIMIT_OAUTH_TOKEN_MAX), which the form names: its body is read
+  // here, before the limit is counted, and handed to oidc-provider as read.
+  await fastify.register(async (token) => {
+    token.removeAllContentTypeParsers()
+    token.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: TOKEN_BODY_LIMIT }, (_request, body, done) => { done(null, body) })
+    token.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+    token.route({
       method: [...methods],
       url: '/oauth/token',
       schema: { hide: true },
-      config: { rateLimit: { max: config.rateLimit.oauthTokenMax, keyGenerator: tokenRequestKey } },
+      config: { rateLimit: { max: config.rateLimit.oauthTokenMax, keyGenerator: tokenRequestClient, hook: 'preHandler' } },
       handler: forward
     })
-    protocol.route({ method: [...methods], url: '/oauth/*', schema: { hide: true }, handler: forward })
   })
 
   await fastify.register(async (pages) => {

@@ -8,12 +8,12 @@ import { addClient, oauthErrorOf, authorizationRequest, authorizeInBrowser, Cook
 // The service as an OAuth 2.1 / OpenID provider, with openid-client as the app. The browser's steps
 // are driven over HTTP here (test/e2e/oauth-browser.test.ts drives the pages in Chromium).
 
-async function signedInApp (t: Test, options: Parameters<typeof addClient>[1] = {}, scope = 'openid email profile offline_access') {
+async function signedInApp (t: Test, options: Parameters<typeof addClient>[1] = {}, scope = 'openid email profile offline_access', redirectUri = REDIRECT_URI) {
   const { server, baseUrl } = await providerService(t)
   const user = await registerUser(server, 'header', { first_name: 'Grace', last_name: 'Hopper' })
   const app = await addClient(server, { grants: ['authorization_code', 'refresh_token'], ...options })
   const config = await relyingParty(baseUrl, app)
-  const request = await authorizationRequest(config, scope, scope.includes('offline_access') ? { prompt: 'consent' } : {})
+  const request = await authorizationRequest(config, scope, { redirect_uri: redirectUri, ...(scope.includes('offline_access') ? { prompt: 'consent' } : {}) })
   const jar = new CookieJar()
   const callback = await authorizeInBrowser(baseUrl, jar, request.url, { person: user })
   const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state })
@@ -185,4 +185,74 @@ t.test('dynamic registration needs the initial access token OAUTH_REGISTRATION_T
   const callback = await authorizeInBrowser(baseUrl, new CookieJar(), request.url, { person: user })
   const tokens = await client.authorizationCodeGrant(registered, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state })
   t.equal(tokens.claims()?.sub, String(user.id), 'the registered app signs people in, its secret checked against the stored hash')
+})
+
+t.test('CORS: a public client\'s registered origin may call the token endpoint from the browser; another origin may not', async (t) => {
+  const { baseUrl, tokens, app } = await signedInApp(t, { public: true, redirectUris: ['https://spa.example/callback'] }, 'openid offline_access', 'https://spa.example/callback')
+  const refresh = (origin: string) => fetch(`${baseUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string, client_id: app.clientId })
+  })
+  const allowed = await refresh('https://spa.example')
+  t.equal(allowed.status, 200)
+  t.equal(allowed.headers.get('access-control-allow-origin'), 'https://spa.example')
+  const other = await refresh('https://evil.example')
+  t.not(other.headers.get('access-control-allow-origin'), 'https://evil.example', 'no CORS answer for an origin the app did not register')
+})
+
+t.test('the token endpoint limits each client (RATE_LIMIT_OAUTH_TOKEN_MAX per window): 429, and another client is not held back', async (t) => {
+  const { server, baseUrl } = await providerService(t, { env: { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_OAUTH_TOKEN_MAX: '3' } })
+  const busy = await relyingParty(baseUrl, await addClient(server, { grants: ['client_credentials'], redirectUris: [] }))
+  const quiet = await relyingParty(baseUrl, await addClient(server, { grants: ['client_credentials'], redirectUris: [] }))
+  for (let i = 0; i < 3; i++) await client.clientCredentialsGrant(busy)
+  const limited = await oauthErrorOf(client.clientCredentialsGrant(busy))
+  t.not(limited, 'none', 'the fourth request in the window is refused')
+  t.ok(await client.clientCredentialsGrant(quiet), 'another client still gets tokens')
+})
+
+t.test('a password change ends the apps\' grants too', async (t) => {
+  const { server, user, config, tokens } = await signedInApp(t)
+  const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+  const changed = await server.inject({
+    method: 'POST',
+    url: '/auth/change-password',
+    headers: { authorization: `Bearer ${login.json().accessToken}` },
+    payload: { current_password: user.password, new_password: 'a brand new passphrase 2026' }
+  })
+  t.ok(changed.statusCode < 300, `change-password answered ${changed.statusCode}`)
+  t.equal(await oauthErrorOf(client.refreshTokenGrant(config, tokens.refresh_token as string)), 'invalid_grant')
+})
+
+t.test('GET /auth/apps lists the app with its scopes; DELETE revokes it and records the events; /auth/sessions shows no app', async (t) => {
+  const { server, user, app, config, tokens } = await signedInApp(t)
+  const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+  const headers = { authorization: `Bearer ${login.json().accessToken}` }
+  const listed = await server.inject({ method: 'GET', url: '/auth/apps', headers })
+  t.match(listed.json(), { apps: [{ client_id: app.clientId, name: 'Test App', scopes: ['openid', 'email', 'profile', 'offline_access'] }] })
+  const sessions = await server.inject({ method: 'GET', url: '/auth/sessions', headers })
+  t.notOk(sessions.json().some((session: { id: string }) => session.id.startsWith('oauth.')), 'an app\'s grant is listed as an app, not as a session')
+
+  t.equal((await server.inject({ method: 'DELETE', url: '/auth/apps/not-an-app', headers })).statusCode, 404)
+  t.equal((await server.inject({ method: 'DELETE', url: `/auth/apps/${app.clientId}`, headers })).statusCode, 204)
+  t.same((await server.inject({ method: 'GET', url: '/auth/apps', headers })).json(), { apps: [] })
+  t.equal(await oauthErrorOf(client.refreshTokenGrant(config, tokens.refresh_token as string)), 'invalid_grant')
+  const events = (await server.inject({ method: 'GET', url: '/auth/security-events', headers })).json().events.map((event: { type: string }) => event.type)
+  t.ok(events.includes('oauth_consent_granted') && events.includes('oauth_consent_revoked'), `events: ${events.join(', ')}`)
+})
+
+t.test('after the signing key rotates, ID tokens are signed by the new key, and both verify with the one JWKS', async (t) => {
+  const { server, baseUrl, config, tokens } = await signedInApp(t)
+  const before = decodeProtectedHeader(tokens.id_token as string).kid
+  const { rotateSigningKey } = await import('../../core/tokens/keys.js')
+  await rotateSigningKey(server.store, { sealer: undefined, now: new Date() })
+  await server.accessTokens.reloadKeys()
+  const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string)
+  const after = decodeProtectedHeader(refreshed.id_token as string).kid
+  t.not(after, before, 'signed by the new key')
+  t.equal(decodeProtectedHeader(refreshed.access_token).kid, after, 'the access token too')
+  const jwks = createLocalJWKSet(await (await fetch(`${baseUrl}/.well-known/jwks.json`)).json())
+  await jwtVerify(refreshed.id_token as string, jwks)
+  await jwtVerify(tokens.id_token as string, jwks)
+  t.pass('both verify')
 })
