@@ -4,7 +4,9 @@ import t, { type Test } from 'tap'
 import { launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
+import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
+import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
 import { addClient, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
 
 // The provider's browser steps in Chromium: the service's own sign-in, second-factor and consent
@@ -120,3 +122,29 @@ t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app'
   await page.getByLabel('Email').waitFor()
   t.pass('the sign-in page is shown again')
 })
+
+for (const variant of ['cookie', 'header'] as const) {
+  t.test(`in Chromium: the sign-in page offers the upstream providers; signing in with one goes on to consent (${variant} variant)`, { skip: skipWithoutChromium }, async (t) => {
+    const port = await freePort()
+    const baseUrl = `http://localhost:${port}`
+    const upstream = await startOpenIdProvider(t, [`${baseUrl}/auth/oidc/corp/callback`])
+    upstream.accounts.set('hedy', { email: 'hedy@example.test', email_verified: true, given_name: 'Hedy', family_name: 'Lamarr', preferred_username: 'hedy' })
+    const server = await build(t, { variant, env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', OIDC_PROVIDERS: 'corp', ...providerSettings('corp', upstream, 'Corp') } })
+    await server.listen({ port, host: 'localhost' })
+    const app = await appSite(t)
+    const config = await relyingParty(baseUrl, await addClient(server, { name: 'Wiki', redirectUris: [`${app}/callback`] }))
+    const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
+
+    const browser = await launchChromium(t)
+    const { page, violations } = await watchedPage(browser, t)
+    await page.goto(request.url.href)
+    await page.getByRole('link', { name: 'Sign in with Corp' }).click()
+    await page.fill('input[name=login]', 'hedy')
+    await page.fill('input[name=password]', 'any password')
+    await page.click('button[type=submit]')
+    await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Allow' }).click()])
+    const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
+    t.match(await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck), { email: 'hedy@example.test' })
+    t.same(await violations(), [])
+  })
+}

@@ -103,6 +103,74 @@ onSubmit($('#consent-form'), async (form) => {
   window.location.assign(answer.body.location)
 })
 
+// Sign-in with an upstream OpenID provider: a plain navigation to the API, which comes back to this page.
+// In the cookie variant the session's cookies are set on the way; in the header variant the page gets a
+// one-time #code=, bound to a PKCE challenge it made and kept in sessionStorage, and exchanges it.
+const VERIFIER_KEY = 'authorize.provider_verifier'
+
+function randomVerifier () {
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+async function challengeOf (verifier) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)))
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+async function showProviders () {
+  const answer = await call('GET', 'auth/oidc/providers')
+  const providers = answer.status === 200 ? answer.body.providers : []
+  $('#oidc-providers').replaceChildren(...providers.map((provider) => {
+    const link = document.createElement('a')
+    link.className = 'button'
+    link.href = '#'
+    link.textContent = `Sign in with ${provider.label}`
+    link.addEventListener('click', async (event) => {
+      event.preventDefault()
+      const back = new URLSearchParams({ redirect_to: interaction })
+      if (HEADER_VARIANT) {
+        const verifier = randomVerifier()
+        sessionStorage.setItem(VERIFIER_KEY, verifier)
+        back.set('code_challenge', await challengeOf(verifier))
+      }
+      window.location.assign(`${document.body.dataset.api}auth/oidc/${encodeURIComponent(provider.name)}?${back}`)
+    })
+    const item = document.createElement('li')
+    item.append(link)
+    return item
+  }))
+  $('#oidc-login').hidden = providers.length === 0
+}
+
+/** What a provider sign-in left in the fragment (#code=, #mfa_token=, #error=), taken out of the address bar. */
+async function arrivedFromProvider () {
+  const values = new URLSearchParams(window.location.hash.slice(1))
+  if (window.location.hash === '') return false
+  window.history.replaceState(null, '', window.location.pathname)
+  const message = messageOf($('#login-form'))
+  if (values.get('mfa_token')) {
+    $('#login-form').hidden = false
+    showCodeStep(values.get('mfa_token'))
+    return true
+  }
+  if (values.get('error')) {
+    say(message, `The sign-in with the provider did not work (${values.get('error').replace(/[^a-z_]/g, '')}). Try again.`, 'error')
+    return false
+  }
+  const code = values.get('code')
+  const verifier = sessionStorage.getItem(VERIFIER_KEY)
+  sessionStorage.removeItem(VERIFIER_KEY)
+  if (!code || !verifier) return false
+  const answer = await call('POST', 'auth/oidc/exchange', { code, code_verifier: verifier })
+  if (answer.status !== 200) {
+    say(message, explain(answer), 'error')
+    return false
+  }
+  await signedIn(answer, message)
+  return true
+}
+
 async function start () {
   let details
   try {
@@ -127,7 +195,9 @@ async function start () {
     $('#consent-form').hidden = false
     return $('#consent-title').focus()
   }
-  // Cookie variant: someone already signed in to the service (the account console) goes straight on.
+  await showProviders()
+  if (await arrivedFromProvider()) return
+  // Cookie variant: someone already signed in to the service (the account console, a provider) goes straight on.
   if (!HEADER_VARIANT) {
     const answer = await step('login', {})
     if (answer.status === 200) return window.location.assign(answer.body.location)
