@@ -48,7 +48,7 @@ export function toMarkdown ({ date, machine, settings, scenarios, process }: Res
   for (const { title, target, baseline, ratio, goal, met } of scenarios) {
     const t = target.median
     const b = baseline.median
-    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${met ? 'yes' : '**no**'} |`)
+    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${goal === '–' ? '–' : met ? 'yes' : '**no**'} |`)
   }
   const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
   if (perCore.length > 0) {
