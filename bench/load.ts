@@ -42,6 +42,55 @@ async function run ({ url, requests, connections = CONNECTIONS }: Load, seconds:
   }
 }
 
+/** A load of exactly `amount` requests, each spending a single-use credential minted for it beforehand. */
+export interface CountedLoad extends Load {
+  amount: number
+}
+
+interface CountedRun extends Measurement {
+  completed: number
+  seconds: number
+}
+
+/** One autocannon run of `amount` requests, timed from its first request to its last answer. */
+async function runCounted ({ url, requests, connections = CONNECTIONS, amount }: CountedLoad): Promise<CountedRun> {
+  const result = await autocannon({ url, connections: Math.min(connections, amount), amount, requests, timeout: 10 })
+  return {
+    requestsPerSecond: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+    completed: result.requests.total,
+    seconds: result.duration
+  }
+}
+
+/**
+ * For requests that spend what they send (authorization codes): `batch(n)` mints n credentials and
+ * gives the load that spends them, and only the spending is timed. A warm-up batch of `warmup`
+ * estimates the rate; the timed part is then about `timing.seconds` of requests at that rate, in
+ * batches of at most `batchMax` (so that no credential outlives its time to live while the rest are
+ * minted). Requests per second: all requests over the batches' summed durations; p50 the median
+ * over the batches, p99 the worst batch's.
+ */
+export async function measureCounted (batch: (amount: number) => Promise<CountedLoad>, timing: Timing, { warmup, batchMax }: { warmup: number, batchMax: number }): Promise<Measurement> {
+  const warm = await runCounted(await batch(warmup))
+  const total = Math.max(warmup, Math.round(warm.requestsPerSecond * timing.seconds))
+  const runs: CountedRun[] = []
+  for (let done = 0; done < total;) {
+    const amount = Math.min(batchMax, total - done)
+    runs.push(await runCounted(await batch(amount)))
+    done += amount
+  }
+  const p50s = runs.map((run) => run.p50).sort((a, b) => a - b)
+  return {
+    requestsPerSecond: runs.reduce((sum, run) => sum + run.completed, 0) / runs.reduce((sum, run) => sum + run.seconds, 0),
+    p50: p50s[(p50s.length - 1) >> 1],
+    p99: Math.max(...runs.map((run) => run.p99)),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0)
+  }
+}
+
 /** A logged-in user: its id and the tokens of one session. */
 export interface Session {
   userId: number

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 const SERVICE_ENTRY = fileURLToPath(new URL('../dist/src/server.js', import.meta.url))
@@ -25,12 +26,29 @@ export interface ServiceOptions {
   profileDir?: string
 }
 
-/** The service as `npm start` runs it (dist/), with the settings a benchmark needs, on a free port. */
-export function startService ({ variant, databaseFile, profileDir }: ServiceOptions): Promise<Running> {
+/** A port free on 127.0.0.1 now (the OS's pick), for a service that must know its address before it listens. */
+async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+/**
+ * The service as `npm start` runs it (dist/), with the settings a benchmark needs, on a free port.
+ * PUBLIC_URL is its own address (localhost: production takes no other plain-HTTP origin), so that
+ * the OAuth provider's issuer, and the audience of the tokens it signs, are where it is reached.
+ */
+export async function startService ({ variant, databaseFile, profileDir }: ServiceOptions): Promise<Running> {
+  const port = await freePort()
   const environment: Record<string, string> = {
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
-    PORT: '0',
+    PORT: String(port),
+    PUBLIC_URL: `http://localhost:${port}`,
     API_VARIANT: variant,
     DATABASE_URL: databaseFile,
     RATE_LIMIT_ENABLED: 'false',
@@ -39,7 +57,7 @@ export function startService ({ variant, databaseFile, profileDir }: ServiceOpti
     PASSWORD_HASH_TARGET: '0ms'
   }
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  return startProcess([...profile, '--import', READY_SIGNAL, SERVICE_ENTRY], environment)
+  return await startProcess([...profile, '--import', READY_SIGNAL, SERVICE_ENTRY], environment)
 }
 
 /** The ceiling: a bare Fastify hello-world in its own process. */

@@ -9,7 +9,11 @@ export interface ScenarioResult {
   target: { label: string, median: Measurement, rounds: Measurement[] }
   /** Median over the rounds of target/baseline (req/s, or p99 for `compare: 'p99'`). */
   ratio: number
+  /** The ratio's goal, where one is set (the SVG's mark). */
+  ratioGoal?: number
   goal: string
+  /** Requests per second per core of the one service process, next to a published reference. */
+  perCore?: { perSecond: number, goal: number, reference: string }
   met: boolean
 }
 
@@ -44,7 +48,16 @@ export function toMarkdown ({ date, machine, settings, scenarios, process }: Res
   for (const { title, target, baseline, ratio, goal, met } of scenarios) {
     const t = target.median
     const b = baseline.median
-    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${met ? 'yes' : '**no**'} |`)
+    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${goal === '–' ? '–' : met ? 'yes' : '**no**'} |`)
+  }
+  const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
+  if (perCore.length > 0) {
+    lines.push('', `| per core (the service is one process; this machine has ${machine.cpus} cores) | req/s per core | reference | goal | met |`, '|---|--:|---|--:|:-:|')
+    for (const { title, perCore: figures, target } of perCore) {
+      if (figures === undefined) continue
+      const met = figures.perSecond >= figures.goal && target.median.errors === 0
+      lines.push(`| ${title} | ${figure(figures.perSecond)} | ${figures.reference} | ≥ ${figures.goal.toLocaleString('en')} | ${met ? 'yes' : '**no**'} |`)
+    }
   }
   if (process !== undefined) {
     lines.push('', '| process | value | goal | met |', '|---|--:|---|:-:|')
@@ -64,19 +77,16 @@ export function toSvg ({ scenarios }: Results): string {
   const barWidth = 420
   const top = 30
   const height = top + scenarios.length * rowHeight + 30
-  // The goal's ratio is the first number of its text ("≥ 0.6, p99 < 10 ms", "< 2× p99").
-  const goalRatio = (goal: string) => Number(/[0-9.]+/.exec(goal)?.[0])
-  const scale = Math.max(1.2, ...scenarios.flatMap(({ ratio, goal }) => [Number.isFinite(ratio) ? ratio : 0, goalRatio(goal)]))
+  const scale = Math.max(1.2, ...scenarios.flatMap(({ ratio, ratioGoal }) => [Number.isFinite(ratio) ? ratio : 0, ratioGoal ?? 0]))
   const x = (value: number) => labelWidth + Math.min(value, scale) / scale * barWidth
   const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
-  const rows = scenarios.map(({ title, ratio, compare, goal, met }, index) => {
+  const rows = scenarios.map(({ title, ratio, compare, ratioGoal, met }, index) => {
     const y = top + index * rowHeight
-    const goalValue = goalRatio(goal)
     const label = compare === 'p99' ? `${title} (p99 ratio, lower is better)` : title
     return [
       `<text x="${labelWidth - 8}" y="${y + 16}" text-anchor="end">${escape(label)}</text>`,
       `<rect x="${labelWidth}" y="${y + 4}" width="${(x(Number.isFinite(ratio) ? ratio : 0) - labelWidth).toFixed(1)}" height="16" fill="${met ? '#2e9e5b' : '#e0842b'}"/>`,
-      `<line x1="${x(goalValue).toFixed(1)}" x2="${x(goalValue).toFixed(1)}" y1="${y + 1}" y2="${y + 23}" stroke="#222" stroke-width="2"/>`,
+      ratioGoal === undefined ? '' : `<line x1="${x(ratioGoal).toFixed(1)}" x2="${x(ratioGoal).toFixed(1)}" y1="${y + 1}" y2="${y + 23}" stroke="#222" stroke-width="2"/>`,
       `<text x="${(x(ratio) + 4).toFixed(1)}" y="${y + 16}">${Number.isFinite(ratio) ? ratio.toFixed(2) : '–'}</text>`
     ].join('')
   })

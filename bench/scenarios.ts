@@ -1,5 +1,6 @@
 import type autocannon from 'autocannon'
-import { CONNECTIONS, logIn, measure, rotatingRefresh, roundRobin, spreadUsers, type Measurement, type Session, type Timing } from './load.js'
+import { CONNECTIONS, logIn, measure, measureCounted, rotatingRefresh, roundRobin, spreadUsers, type Measurement, type Session, type Timing } from './load.js'
+import { CLIENT_CREDENTIALS_BODY, codeExchangeBody, FORM, refreshBody, type AppTokens, type BenchClients, type OAuthBrowser } from './oauth.js'
 import { measureHashRate, type Running } from './processes.js'
 import { BENCH_PASSWORD, seededUser } from './seed.js'
 
@@ -11,6 +12,14 @@ export interface Service {
   users: number
   /** Sessions of CONNECTIONS users spread over the store, logged in once and reused. */
   sessions: () => Promise<Session[]>
+  oauth: {
+    /** The apps registered in its store. */
+    clients: BenchClients
+    /** A user signed in at the provider (one browser session), who authorizes the trusted app. */
+    browser: OAuthBrowser
+    /** Offline tokens of the trusted app, one grant each of OAUTH_GRANTS users spread over the store; made once and reused. */
+    offlineTokens: () => Promise<Array<AppTokens & { refresh_token: string }>>
+  }
 }
 
 export interface Bench {
@@ -31,9 +40,15 @@ export interface Scenario {
   target: Side
   /** `throughput`: target req/s over baseline req/s, the higher the better; `p99`: target p99 over baseline p99, the lower the better. */
   compare: 'throughput' | 'p99'
-  goal: number
+  /** The ratio's goal; none where no issue sets one (the scenario is then measured, not judged on its ratio). */
+  goal?: number
   /** A ceiling on the target's p99 latency in ms, where the issue sets one. */
   p99Below?: number
+  /**
+   * Requests per second per core, for a scenario with a published reference: the service is one
+   * process, so its figure per core is its req/s.
+   */
+  perCore?: { goal: number, reference: string }
 }
 
 const json = { 'content-type': 'application/json' }
@@ -123,6 +138,71 @@ function registrations (name: ServiceName, label: string): Side {
       }]
       return await measure(() => ({ url: service.running.url, requests, connections: HASHING_CONNECTIONS }), bench.timing)
     }
+  }
+}
+
+/** How many grants (users) the refresh and userinfo scenarios take their tokens from. */
+export const OAUTH_GRANTS = 10
+
+/** Requests of a client at the token endpoint, in HTTP Basic. */
+function tokenRequest (client: { basic: string }, body: string): autocannon.Request {
+  return { method: 'POST', path: '/oauth/token', headers: { ...FORM, authorization: client.basic }, body }
+}
+
+/**
+ * The authorization_code exchange. Codes are single-use: each batch is minted first over HTTP (the
+ * signed-in user's authorization requests, one redirect each), then spent, one per token request;
+ * only the token requests are timed. A build of a request autocannon never sends (one per
+ * connection) finds the pool empty and takes a code that would fail: sent, it would count as an error.
+ */
+const codeExchanges: Side = {
+  label: 'oauth code',
+  measure: async (bench) => {
+    const service = await bench.service('header')
+    const { browser, clients } = service.oauth
+    return await measureCounted(async (amount) => {
+      const codes = await browser.codes(amount)
+      return {
+        url: service.running.url,
+        amount,
+        requests: [{
+          ...tokenRequest(clients.app, ''),
+          setupRequest: (request) => ({ ...request, body: codeExchangeBody(codes.pop() ?? 'spent') })
+        }]
+      }
+    }, bench.timing, { warmup: Math.round(500 * bench.timing.warmupSeconds), batchMax: 2000 })
+  }
+}
+
+const refreshGrants: Side = {
+  label: 'oauth refresh',
+  measure: async (bench) => {
+    const service = await bench.service('header')
+    const { app } = service.oauth.clients
+    const tokens = await service.oauth.offlineTokens()
+    const requests = roundRobin(tokens.map((token) => ({ userId: 0, accessToken: token.access_token, refreshToken: token.refresh_token })),
+      (session) => tokenRequest(app, refreshBody(session.refreshToken)))
+    return await measure(() => ({ url: service.running.url, requests }), bench.timing)
+  }
+}
+
+const clientCredentialsGrants: Side = {
+  label: 'oauth client credentials',
+  measure: async (bench) => {
+    const service = await bench.service('header')
+    const requests = [tokenRequest(service.oauth.clients.machine, CLIENT_CREDENTIALS_BODY)]
+    return await measure(() => ({ url: service.running.url, requests }), bench.timing)
+  }
+}
+
+const userinfoReads: Side = {
+  label: 'oauth userinfo',
+  measure: async (bench) => {
+    const service = await bench.service('header')
+    const tokens = await service.oauth.offlineTokens()
+    const requests = roundRobin(tokens.map((token) => ({ userId: 0, accessToken: token.access_token, refreshToken: token.refresh_token })),
+      (session) => ({ method: 'GET', path: '/oauth/userinfo', headers: { authorization: `Bearer ${session.accessToken}` } }))
+    return await measure(() => ({ url: service.running.url, requests }), bench.timing)
   }
 }
 
@@ -246,5 +326,34 @@ export const scenarios: Scenario[] = [
     target: registrations('big', 'big store'),
     compare: 'throughput',
     goal: 0.9
+  },
+  {
+    id: 'oauth-code',
+    title: 'OAuth token endpoint: authorization_code exchange (PKCE, ID token + JWT access token)',
+    baseline: helloWorld,
+    target: codeExchanges,
+    compare: 'throughput'
+  },
+  {
+    id: 'oauth-refresh',
+    title: 'OAuth token endpoint: refresh_token grant of a confidential client (no rotation)',
+    baseline: helloWorld,
+    target: refreshGrants,
+    compare: 'throughput'
+  },
+  {
+    id: 'oauth-client-credentials',
+    title: 'OAuth token endpoint: client_credentials grant (HTTP Basic, JWT access token)',
+    baseline: helloWorld,
+    target: clientCredentialsGrants,
+    compare: 'throughput',
+    perCore: { goal: 1200, reference: 'Keycloak: 120 client credentials grants/s per vCPU (its published sizing)' }
+  },
+  {
+    id: 'oauth-userinfo',
+    title: 'GET /oauth/userinfo with an app\'s JWT access token',
+    baseline: helloWorld,
+    target: userinfoReads,
+    compare: 'throughput'
   }
 ]
