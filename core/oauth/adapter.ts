@@ -24,6 +24,12 @@ export interface AdapterDependencies {
 export const STATUS_INDEX_FIELD = 'statusIndex'
 
 /**
+ * How long a client's registration is served from memory: every token request reads its client, which
+ * changes rarely. A client removed on another instance is still accepted here for at most this long.
+ */
+export const CLIENT_CACHE_MS = 5000
+
+/**
  * oidc-provider's models in the service's store (db/store/oauth.ts), so that every instance shares
  * clients, grants, codes, refresh tokens and the provider's sessions. Beyond storing, two rules:
  * - a client's secret is stored as its hash (a registration hands the secret over in clear once);
@@ -33,6 +39,7 @@ export const STATUS_INDEX_FIELD = 'statusIndex'
  */
 export function createAdapterClass ({ store, grantSessions, clock }: AdapterDependencies): new (name: string) => ProviderAdapter {
   const now = () => currentDate(clock)
+  const clients = new Map<string, { payload: Record<string, unknown> | undefined, readAt: number }>()
 
   async function live (kind: string, record: OAuthModelRecord | undefined): Promise<Record<string, unknown> | undefined> {
     if (record === undefined) return undefined
@@ -65,9 +72,20 @@ export function createAdapterClass ({ store, grantSessions, clock }: AdapterDepe
         stored = { ...payload, [STATUS_INDEX_FIELD]: statusIndex }
       }
       await store.upsertOAuthModel(this.kind, id, stored, expiresAt)
+      if (this.kind === 'Client') clients.delete(id)
     }
 
     async find (id: string) {
+      // Apps' access tokens are JWTs, which are never stored: oidc-provider's lookup of one is a sure miss.
+      if (this.kind === 'AccessToken' && id.includes('.')) return undefined
+      if (this.kind === 'Client') {
+        const cached = clients.get(id)
+        if (cached !== undefined && clock.now() - cached.readAt < CLIENT_CACHE_MS) return cached.payload
+        const payload = (await store.findOAuthModel('Client', id, now()))?.payload
+        if (clients.size >= 10_000) clients.clear()
+        clients.set(id, { payload, readAt: clock.now() })
+        return payload
+      }
       return await live(this.kind, await store.findOAuthModel(this.kind, id, now()))
     }
 
@@ -85,6 +103,7 @@ export function createAdapterClass ({ store, grantSessions, clock }: AdapterDepe
 
     async destroy (id: string) {
       await store.destroyOAuthModel(this.kind, id)
+      if (this.kind === 'Client') clients.delete(id)
     }
 
     async revokeByGrantId (grantId: string) {

@@ -24,7 +24,10 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
     },
 
     async findOAuthModel (kind: string, id: string, now: Date) {
-      return findOne(kind, eq(oauthModels.id, id), now)
+      return c.run(() => {
+        const row = c.statements.oauthModelById.get({ kind, id, now: now.getTime() })
+        return row === undefined ? undefined : decodeOAuthModel(row)
+      })
     },
 
     async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewRefreshToken, type NewPasskey, type PasskeyRecord } from '../store.js'
-import { identities, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
+import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
 export const SESSION_ROW_GRACE_MS = 60_000
@@ -17,6 +17,12 @@ export type Db = ReturnType<typeof drizzle>
 export function prepareStatements (db: Db) {
   const placeholder = sql.placeholder
   return {
+    // oidc-provider's models by kind and id (db/sqlite/oauth.ts): clients, grants, refresh tokens on every token request.
+    oauthModelById: db.select({ id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt })
+      .from(oauthModels)
+      .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.id, placeholder('id')),
+        or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
+      .limit(1).prepare(),
     userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
     userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
     insertUser: db.insert(users).values({
