@@ -1,8 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
+import { RouteNotFoundError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
@@ -45,8 +46,6 @@ export interface OAuthProviderOptions {
   grantTtlSeconds: number
   /** OAUTH_REGISTRATION_TOKEN: dynamic client registration only with it; unset, none. */
   registrationToken?: string
-  /** Signs the provider's cookies; shared by every instance (core/oauth/cookie-keys.ts). */
-  cookieKeys: string[]
   /** Koa's proxy trust: behind TRUST_PROXY the provider reads the client's address and protocol from the proxy's headers. */
   trustProxy: boolean
 }
@@ -58,12 +57,14 @@ export interface OAuthProviderDependencies {
   grantSessions: GrantSessions
   clock: Clock
   log: Logger
+  /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
+  cookieKeys (): Promise<string[]>
 }
 
 export interface OAuthProvider {
-  /** The provider of the current signing key (one is built again when the key rotates). */
-  current (): Provider
-  /** Handles a request to one of the provider's endpoints (Node's request and response). */
+  /** The provider of the current signing key (one is built again when the key rotates); throws while the store cannot give its cookie key. */
+  current (): Promise<Provider>
+  /** Handles a request to one of the provider's endpoints (Node's request and response), after current() has resolved. */
   handle (req: IncomingMessage, res: ServerResponse): void
   /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
   statusIndexOf (grantId: string): Promise<number | undefined>
@@ -139,7 +140,16 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   })
 
-  function build (): Provider {
+  /** A path or method the provider does not serve: 404 in the service's error shape, not Koa's plain "Not Found". */
+  async function answerUnknownPaths (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    await next()
+    if (ctx.status !== 404 || ctx.body !== undefined) return
+    const error = new RouteNotFoundError(ctx.method, ctx.path)
+    ctx.status = 404
+    ctx.body = { statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message }
+  }
+
+  function build (cookieKeys: string[]): Provider {
     const jwk = accessTokens.signingJwk
     const provider = new Provider(options.issuer, {
       adapter: Adapter,
@@ -164,7 +174,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           if (key === 'trusted') metadata.trusted = value === true
         }
       },
-      cookies: { keys: options.cookieKeys },
+      cookies: { keys: cookieKeys },
       routes: OAUTH_ROUTES,
       interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
       ttl: {
@@ -251,29 +261,36 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
     provider.use(answerStructuredTokens)
+    provider.use(answerUnknownPaths)
     provider.on('server_error', (_ctx: unknown, error: Error) => { log.error({ err: error }, 'OAuth provider error') })
     return provider
   }
 
-  let provider = build()
-  let kid = accessTokens.signingJwk.kid
-  let callback = provider.callback()
+  // Built on first use, not at start: its cookie key is read from (or first written to) the store, and a
+  // start on a store that cannot be written yet must still serve the rest (the first request gets its 503).
+  let cookieKeys: Promise<string[]> | undefined
+  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, kid: string } | undefined
 
-  function current (): Provider {
-    if (accessTokens.signingJwk.kid !== kid) {
-      provider = build()
-      kid = accessTokens.signingJwk.kid
-      callback = provider.callback()
+  async function current (): Promise<Provider> {
+    cookieKeys ??= deps.cookieKeys().catch((error: unknown) => {
+      cookieKeys = undefined
+      throw error
+    })
+    const keys = await cookieKeys
+    const kid = accessTokens.signingJwk.kid
+    if (built?.kid !== kid) {
+      const provider = build(keys)
+      built = { provider, callback: provider.callback(), kid }
     }
-    return provider
+    return built.provider
   }
 
   return {
     current,
     handle (req, res) {
-      current()
+      if (built === undefined) throw new Error('the OAuth provider is handed a request before current() resolved')
       // Koa answers its own errors; a rejection here would be a fault of its own, logged rather than left unhandled.
-      Promise.resolve(callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
+      Promise.resolve(built.callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
     },
     statusIndexOf,
     revokeGrant

@@ -13,12 +13,11 @@ declare module 'fastify' {
 }
 
 /** The OAuth 2.1 / OpenID provider for other apps (core/oauth/provider.ts); its routes are routes/oauth/. */
-export default fp<Omit<OAuthProviderOptions, 'cookieKeys'>>(async (fastify, options) => {
+export default fp<OAuthProviderOptions>(async (fastify, options) => {
   const { store, revocations, accessTokens, statusList, clock, log } = fastify
   const grantSessions = createGrantSessions({ store, revocations, clock })
-  const cookieKeys = await loadCookieKeys(store)
   fastify.decorate('grantSessions', grantSessions)
-  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, clock, log }, { ...options, cookieKeys })
+  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, clock, log, cookieKeys: () => loadCookieKeys(store) }, options)
   fastify.decorate('oauth', oauth)
   fastify.decorate('apps', createApps({ store, grantSessions, revokeGrant: oauth.revokeGrant, securityEvents: fastify.securityEvents, clock }))
 }, { name: 'oauth', dependencies: ['store', 'tokens', 'status-list', 'clock', 'security-events'] })

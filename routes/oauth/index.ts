@@ -37,7 +37,10 @@ const TOKEN_BODY_LIMIT = 56 * 1024
 export default async function oauthRoutes (fastify: FastifyInstance, { config, variant, apiPrefix }: OAuthRoutesOptions): Promise<void> {
   const { oauth } = fastify
 
-  function forward (request: FastifyRequest, reply: FastifyReply): void {
+  async function forward (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // Built (or rebuilt for a new signing key) before the answer is handed over; a store that cannot give
+    // the cookie key yet answers 503 in the service's error shape.
+    await oauth.current()
     for (const [name, value] of Object.entries(reply.getHeaders())) {
       if (value !== undefined) reply.raw.setHeader(name, value)
     }

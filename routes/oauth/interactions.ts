@@ -12,7 +12,7 @@ export interface InteractionRoutesOptions {
   variant: Variant
 }
 
-type Details = Awaited<ReturnType<ReturnType<FastifyRequest['server']['oauth']['current']>['interactionDetails']>>
+type Details = Awaited<ReturnType<Awaited<ReturnType<FastifyRequest['server']['oauth']['current']>>['interactionDetails']>>
 
 const PAGE = new URL('../pages/public/authorize.html', import.meta.url)
 const Uid = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) })
@@ -32,16 +32,18 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
   const page = readFileSync(PAGE, 'utf8').replace('%API%', `${apiPrefix}/`).replace('%VARIANT%', variant)
 
   async function detailsOf (request: FastifyRequest, reply: FastifyReply): Promise<Details> {
+    const provider = await oauth.current()
     try {
-      return await oauth.current().interactionDetails(request.raw, reply.raw)
+      return await provider.interactionDetails(request.raw, reply.raw)
     } catch {
       throw new InteractionNotFoundError()
     }
   }
 
   async function finish (request: FastifyRequest, reply: FastifyReply, result: Record<string, unknown>, merge = true): Promise<{ location: string }> {
+    const provider = await oauth.current()
     try {
-      return { location: await oauth.current().interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: merge }) }
+      return { location: await provider.interactionResult(request.raw, reply.raw, result, { mergeWithLastSubmission: merge }) }
     } catch {
       throw new InteractionNotFoundError()
     }
@@ -67,7 +69,7 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
   }, async (request, reply) => {
     const details = await detailsOf(request, reply)
     const clientId = String(details.params.client_id)
-    const client = await oauth.current().Client.find(clientId)
+    const client = await (await oauth.current()).Client.find(clientId)
     reply.header('cache-control', 'no-store')
     return {
       prompt: details.prompt.name,
@@ -94,7 +96,7 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
     if (!request.body.allow) {
       return await finish(request, reply, { error: 'access_denied', error_description: 'The user did not allow the app' }, false)
     }
-    const provider = oauth.current()
+    const provider = await oauth.current()
     const grant = details.grantId === undefined
       ? new provider.Grant({ accountId, clientId })
       : await provider.Grant.find(details.grantId) ?? new provider.Grant({ accountId, clientId })

@@ -164,6 +164,38 @@ function resolveRequest (variant: Variant, request: FuzzRequest, own: Account, o
 }
 
 /** The contract's error shape, and nothing of ours leaking into it. */
+/**
+ * The OAuth / OpenID provider's protocol endpoints (/oauth/*, its discovery) answer as RFC 6749 says, for the
+ * apps' libraries: `{ error, error_description }` in JSON, or, at the endpoints a browser opens (authorize,
+ * device, logout), an error page. Their unknown paths, and the sign-in page's own JSON steps, use the contract's shape.
+ */
+function oauthErrorProblem (response: LightMyRequestResponse): string | undefined {
+  if (/^text\/html/.test(String(response.headers['content-type']))) return undefined
+  let body: Record<string, unknown>
+  try {
+    body = response.json()
+  } catch {
+    return 'body is not JSON'
+  }
+  if ('code' in body) return errorShapeProblem(response)
+  if (typeof body.error !== 'string' || !/^[a-z_]+$/.test(body.error)) return `OAuth error ${String(body.error)}`
+  if (Object.keys(body).some(key => !['error', 'error_description', 'iss', 'state', 'scope'].includes(key))) return 'fields beyond an OAuth error\'s'
+  if (typeof body.error_description === 'string' && /at .*\.(ts|js):\d+|node_modules/.test(body.error_description)) return 'error_description leaks internals'
+  return undefined
+}
+
+/** The answer's `code` (or an OAuth answer's `error`, or "html" for a page) for the outcome counts. */
+function answerCode (response: LightMyRequestResponse): string {
+  try {
+    const body = response.json()
+    return String(body.code ?? body.error)
+  } catch {
+    return 'html'
+  }
+}
+
+const isOAuthProtocol = (url: string) => (url.startsWith('/oauth/') && !url.startsWith('/oauth/interaction/')) || url.startsWith('/.well-known/openid-configuration')
+
 function errorShapeProblem (response: LightMyRequestResponse): string | undefined {
   if (!/^application\/json/.test(String(response.headers['content-type']))) return `content-type ${response.headers['content-type']}`
   let body: Record<string, unknown>
@@ -205,12 +237,12 @@ for (const variant of ['header', 'cookie'] as const) {
       const before = await storeSnapshot(server.store, [own, other], now)
       const sent = resolveRequest(variant, request, own, other)
       const response = await server.inject(sent)
-      const outcome = `${response.statusCode} ${response.statusCode >= 400 && sent.method !== 'HEAD' ? response.json().code : ''}`.trim()
+      const outcome = `${response.statusCode} ${response.statusCode >= 400 && sent.method !== 'HEAD' ? answerCode(response) : ''}`.trim()
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
       const where = `${sent.method} ${sent.url} answered ${response.statusCode} ${response.body.slice(0, 300)}`
       if (response.statusCode >= 500) throw new Error(`5xx: ${where}`)
       if (response.statusCode >= 400) {
-        const problem = sent.method === 'HEAD' ? undefined : errorShapeProblem(response)
+        const problem = sent.method === 'HEAD' ? undefined : isOAuthProtocol(sent.url) ? oauthErrorProblem(response) : errorShapeProblem(response)
         if (problem !== undefined) throw new Error(`error shape: ${problem}: ${where}`)
         if (await storeSnapshot(server.store, [own, other], now) !== before) throw new Error(`a refused request changed the store: ${where}`)
       }
