@@ -40,10 +40,10 @@ function read (name: string): Buffer {
 }
 
 /** A page with the API prefix and the console's address written in (data attributes the page script reads). */
-function page (name: string, values: Record<'API' | 'CONSOLE', string>, docsUrl?: string): string {
+function page (name: string, values: Record<'API' | 'CONSOLE' | 'VARIANT', string>, docsUrl?: string): string {
   const docsLink = docsUrl === undefined ? '' : `<footer class="docs"><a href="${docsUrl}">API reference</a></footer>`
   return read(name).toString('utf8')
-    .replace(/%(API|CONSOLE)%/g, (_match, key: 'API' | 'CONSOLE') => values[key])
+    .replace(/%(API|CONSOLE|VARIANT)%/g, (_match, key: 'API' | 'CONSOLE' | 'VARIANT') => values[key])
     .replace('<!--DOCS-->', docsLink)
 }
 
@@ -62,7 +62,7 @@ const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts, 
   const csp = pageCsp(PAGE_CSP_DIRECTIVES)
   const { apiPrefix, consolePrefix } = pageLayout(mounts)
   const consoleUrl = consolePrefix === undefined ? '' : `${consolePrefix}/account`
-  const values = { API: `${apiPrefix}/`, CONSOLE: consoleUrl }
+  const values = { API: `${apiPrefix}/`, CONSOLE: consoleUrl, VARIANT: mounts.find(mount => mount.prefix === apiPrefix)?.variant ?? 'cookie' }
   const serve = (url: string, body: string) => {
     fastify.get(url, { schema: { hide: true }, onRequest: csp }, async (_request, reply) => {
       reply.type(TYPES.html).header('cache-control', 'no-cache')
@@ -72,6 +72,8 @@ const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts, 
 
   serve('/reset-password', page('reset-password.html', values))
   serve('/verify-email', page('verify-email.html', values))
+  // The admin console, in either variant: it calls the admin API at /admin/* (routes/admin/).
+  serve('/admin', page('admin.html', values))
   // The scripts and the style sheet, behind one route (the HTML files are served only as the pages).
   const assets = new Map(readdirSync(PUBLIC).filter(name => /\.(js|css)$/.test(name))
     .map(name => [name, { type: TYPES[name.endsWith('.css') ? 'css' : 'js'], body: read(name) }]))
