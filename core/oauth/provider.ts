@@ -130,6 +130,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     accessTokens,
     grantSessions,
     issuer: options.issuer,
+    userinfoPath: OAUTH_ROUTES.userinfo,
     revokeGrant,
     async userinfo (sub, scopes) {
       const user = await userOf(sub)

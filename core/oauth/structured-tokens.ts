@@ -28,11 +28,14 @@ export interface StructuredTokenDependencies {
   /** Ends a grant: its session, its refresh tokens and codes. */
   revokeGrant (grantId: string): Promise<void>
   issuer: string
+  /** The userinfo endpoint's path (core/oauth/provider.ts OAUTH_ROUTES). */
+  userinfoPath: string
 }
 
 type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>
 
 export function structuredTokens (deps: StructuredTokenDependencies): Middleware {
+  const { userinfoPath } = deps
   let keySet: { kids: string, set: ReturnType<typeof createLocalJWKSet> } | undefined
 
   /** The token's claims when it is an app's access token of ours, unexpired, of a grant that still holds. */
@@ -58,19 +61,35 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
 
   const bearerOf = (ctx: KoaContextWithOIDC) => {
     const header = ctx.get('authorization')
-    return header.startsWith('Bearer ') ? header.slice(7) : (ctx.oidc.params?.access_token as string | undefined)
+    return header.startsWith('Bearer ') ? header.slice(7) : (ctx.oidc?.params?.access_token as string | undefined)
+  }
+
+  /** Userinfo's claims for an app's JWT; undefined when the token is not good for userinfo. */
+  async function userinfoOf (token: string | undefined): Promise<Record<string, unknown> | undefined> {
+    const claims = await verified(token)
+    if (claims === undefined) return undefined
+    const scopes = new Set((claims.scope ?? '').split(' '))
+    if (!scopes.has('openid')) return undefined
+    return await deps.userinfo(claims.sub, scopes)
   }
 
   return async function answerStructuredTokens (ctx, next) {
+    // The common case first: a server-side app's GET with its JWT in the header is answered here, before
+    // oidc-provider looks the JWT up as an opaque token and builds the error it would answer. A browser's
+    // call (Origin: CORS per client) and anything else goes through oidc-provider.
+    if (ctx.method === 'GET' && ctx.path === userinfoPath && ctx.get('origin') === '' && ctx.get('authorization').startsWith('Bearer ')) {
+      const userinfo = await userinfoOf(bearerOf(ctx))
+      if (userinfo !== undefined) {
+        ctx.set('cache-control', 'no-store')
+        ctx.body = userinfo
+        return
+      }
+    }
     await next()
     const route = ctx.oidc?.route
     const body = ctx.body as { error?: string } | undefined
     if (route === 'userinfo' && ctx.status === 401) {
-      const claims = await verified(bearerOf(ctx))
-      if (claims === undefined) return
-      const scopes = new Set((claims.scope ?? '').split(' '))
-      if (!scopes.has('openid')) return
-      const userinfo = await deps.userinfo(claims.sub, scopes)
+      const userinfo = await userinfoOf(bearerOf(ctx))
       if (userinfo === undefined) return
       ctx.remove('www-authenticate')
       ctx.status = 200
