@@ -1,5 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import type Provider from 'oidc-provider'
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
@@ -150,9 +151,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     ctx.body = { statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message }
   }
 
-  function build (cookieKeys: string[]): Provider {
+  function build (ProviderClass: typeof Provider, cookieKeys: string[]): Provider {
     const jwk = accessTokens.signingJwk
-    const provider = new Provider(options.issuer, {
+    const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
       jwks: { keys: [jwk] },
       enabledJWA: { idTokenSigningAlgValues: [jwk.alg] },
@@ -280,7 +281,10 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     const keys = await cookieKeys
     const kid = accessTokens.signingJwk.kid
     if (built?.kid !== kid) {
-      const provider = build(keys)
+      // Loaded on first use: the start stays quick, and Node 20 hears oidc-provider's "Unsupported runtime"
+      // only when an app first signs in (never beside a setting's one-line refusal at start).
+      const { default: ProviderClass } = await import('oidc-provider')
+      const provider = build(ProviderClass, keys)
       built = { provider, callback: provider.callback(), kid }
     }
     return built.provider
