@@ -6,6 +6,7 @@ import { renderApps, renderEvents, renderSessions } from './account-lists.js'
 import { loadPasskeys, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
+import { passkeySignIn, passkeysAvailable } from './passkey-sign-in.js'
 
 const $ = (selector) => document.querySelector(selector)
 const status = $('#status')
@@ -169,22 +170,13 @@ onClick($('#mfa-cancel'), async () => {
   $('#login-email').focus()
 })
 
-// "Sign in with a passkey": the authenticator offers the passkeys it holds for this site (no email typed).
 const passkeyLogin = $('#passkey-login')
-passkeyLogin.hidden = typeof window.PublicKeyCredential?.parseRequestOptionsFromJSON !== 'function'
+passkeyLogin.hidden = !passkeysAvailable
 onClick(passkeyLogin, async () => {
   const message = messageOf($('#login-form'))
   say(message, '')
-  const options = await call('POST', 'auth/passkeys/authentication-options')
-  if (options.status !== 200) return say(message, explain(options), 'error')
-  let credential
-  try {
-    credential = await navigator.credentials.get({ publicKey: window.PublicKeyCredential.parseRequestOptionsFromJSON(options.body) })
-  } catch {
-    return say(message, 'No passkey was used (cancelled, or none on this device).', 'error')
-  }
-  const answer = await call('POST', 'auth/passkeys/login', credential.toJSON(), { read: false })
-  if (answer.status !== 200) return say(message, explain(answer), 'error')
+  const { error } = await passkeySignIn({ read: false })
+  if (error !== undefined) return say(message, error, 'error')
   await showAccount({ focus: true })
 })
 

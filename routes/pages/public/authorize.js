@@ -4,6 +4,7 @@
 // variant the login's access token is sent once, in a header, and not kept.
 import { call } from './api.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
+import { passkeySignIn, passkeysAvailable } from './passkey-sign-in.js'
 
 const $ = (selector) => document.querySelector(selector)
 const HEADER_VARIANT = document.body.dataset.variant === 'header'
@@ -75,20 +76,12 @@ onSubmit($('#mfa-form'), async (form) => {
 })
 
 const passkeyLogin = $('#passkey-login')
-passkeyLogin.hidden = typeof window.PublicKeyCredential?.parseRequestOptionsFromJSON !== 'function'
+passkeyLogin.hidden = !passkeysAvailable
 onClick(passkeyLogin, async () => {
   const message = messageOf($('#login-form'))
   say(message, '')
-  const options = await call('POST', 'auth/passkeys/authentication-options')
-  if (options.status !== 200) return say(message, explain(options), 'error')
-  let credential
-  try {
-    credential = await navigator.credentials.get({ publicKey: window.PublicKeyCredential.parseRequestOptionsFromJSON(options.body) })
-  } catch {
-    return say(message, 'No passkey was used (cancelled, or none on this device).', 'error')
-  }
-  const answer = await call('POST', 'auth/passkeys/login', credential.toJSON())
-  if (answer.status !== 200) return say(message, explain(answer), 'error')
+  const { answer, error } = await passkeySignIn({ read: true })
+  if (error !== undefined) return say(message, error, 'error')
   await signedIn(answer, message)
 })
 
