@@ -6,7 +6,7 @@ import { InvalidCredentialsError } from '../../../core/errors.js'
 import { silentLogger, type Logger } from '../../../core/logger.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents } from './fakes.js'
+import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from './fakes.js'
 
 const OPTIONS = { publicUrl: 'https://accounts.example.com', passwordResetTtlSeconds: 3600, emailVerificationTtlSeconds: 86_400 }
 const PASSWORD = 'analytical engine'
@@ -18,6 +18,7 @@ async function accountFor (t: Test, log: Logger = silentLogger) {
   const mailer = fakeMailer()
   const sessions = fakeSessions()
   const securityEvents = recordingEvents()
+  const webhooks = recordingWebhooks()
   const calls: string[] = []
   const account = createAccount({
     store,
@@ -33,9 +34,10 @@ async function accountFor (t: Test, log: Logger = silentLogger) {
       }
     },
     loginThrottle: { async succeeded (email) { calls.push(`login throttle cleared for ${email}`) } },
-    mfa: { async afterPasswordReset (userId) { calls.push(`mfa re-armed for ${userId}`) } }
+    mfa: { async afterPasswordReset (userId) { calls.push(`mfa re-armed for ${userId}`) } },
+    webhooks
   }, OPTIONS)
-  return { account, store, clock, mailer, sessions, securityEvents, calls }
+  return { account, store, clock, mailer, sessions, securityEvents, webhooks, calls }
 }
 
 /** Every mail waiting in the outbox (claimed, so each is read once). */

@@ -5,7 +5,7 @@ import { s256 } from '../../../core/oidc/login-code.js'
 import type { ProviderClaims } from '../../../core/oidc/providers.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents } from '../accounts/fakes.js'
+import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from '../accounts/fakes.js'
 
 const VERIFIER = 'the code verifier of the test app, at least 43 characters long'
 
@@ -16,6 +16,7 @@ async function identitiesFor (t: Test) {
   const mailer = fakeMailer()
   const sessions = fakeSessions()
   const securityEvents = recordingEvents()
+  const webhooks = recordingWebhooks()
   const withTotp = new Set<number>()
   const identities = createIdentities({
     store,
@@ -27,9 +28,10 @@ async function identitiesFor (t: Test) {
       isRequired: async (userId) => withTotp.has(userId),
       challenge: async (userId, provider) => `mfa-token-${userId}-${provider ?? ''}`
     },
-    mailer
+    mailer,
+    webhooks
   })
-  return { identities, store, clock, mailer, sessions, securityEvents, withTotp }
+  return { identities, store, clock, mailer, sessions, securityEvents, webhooks, withTotp }
 }
 
 const claimsOf = (subject: string, claims: Partial<ProviderClaims> = {}): ProviderClaims =>
