@@ -201,3 +201,21 @@ t.test('deleting an account takes its password, or a fresh session when it has n
   await setup.account.deleteAccount(actorOf(passwordless), undefined)
   t.equal(await setup.store.findUserById(passwordless.id), undefined)
 })
+
+t.test('webhooks: user.created at registration, user.updated at a profile change, user.deleted at deletion; none for a refused change', async (t) => {
+  const setup = await accountFor(t)
+  const user = await registered(setup)
+  await setup.account.updateProfile(actorOf(user), { firstName: 'Augusta' })
+  await t.rejects(setup.account.deleteAccount(actorOf(user), 'not my password'))
+  await setup.account.deleteAccount(actorOf(user), PASSWORD)
+  t.same(setup.webhooks.emitted, [
+    { type: 'user.created', userId: user.id, email: 'ada@example.com' },
+    { type: 'user.updated', userId: user.id, email: 'ada@example.com' },
+    { type: 'user.deleted', userId: user.id, email: 'ada@example.com' }
+  ])
+  // An email change is the email_changed security event's user.updated (core/webhooks/types.ts): not emitted twice.
+  const other = await registered(setup, 'grace@example.com')
+  await setup.account.updateProfile(actorOf(other), { email: 'grace@hopper.example' })
+  t.same(setup.webhooks.emitted.slice(3).map(event => event.type), ['user.created'])
+  t.ok(setup.securityEvents.types().includes('email_changed'))
+})
