@@ -48,12 +48,14 @@ async function refusal (promise: Promise<unknown>): Promise<string | undefined> 
 }
 
 t.test('a verified provider email of nobody makes a verified account without a password, linked to the identity', async (t) => {
-  const { identities, store } = await identitiesFor(t)
+  const { identities, store, webhooks } = await identitiesFor(t)
   const user = await identities.accountFor('test', claimsOf('grace', { preferredUsername: 'amazing.grace' }), 'cookie', CLIENT)
+  t.same(webhooks.emitted, [{ type: 'user.created', userId: user.id, email: 'grace@example.test' }], 'a user.created webhook')
   t.match(user, { email: 'grace@example.test', passwordHash: null, emailVerified: true, firstName: 'Grace', lastName: 'Hopper', username: 'amazing.grace' })
   t.match(await store.listIdentities(user.id), [{ provider: 'test', subject: 'grace' }])
   const again = await identities.accountFor('test', claimsOf('grace', { email: 'new-address@example.test' }), 'cookie', CLIENT)
   t.equal(again.id, user.id, 'the next sign-in finds the account by its identity, whatever the email now')
+  t.equal(webhooks.emitted.length, 1, 'and makes no other account')
 })
 
 t.test('an email the provider did not verify, or none, neither makes an account nor opens one', async (t) => {
