@@ -52,6 +52,10 @@ const EnvironmentSchema = Type.Object({
   MAIL_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 8 }),
   MAIL_RETRY_DELAY: Type.String({ pattern: MILLISECONDS_PATTERN, default: '10s' }),
   PUBLIC_URL: Type.String({ pattern: '^https?://[^/]', default: 'http://localhost:3000' }),
+  // Signed event delivery (docs/webhooks.md); unset, nothing is sent.
+  WEBHOOK_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]' })),
+  WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 30, default: 8 }),
   // The passkey relying party; no defaults here: they follow PUBLIC_URL, see webauthnSettings.
   WEBAUTHN_RP_ID: Type.Optional(Type.String({ minLength: 1 })),
   WEBAUTHN_RP_NAME: Type.String({ minLength: 1, default: 'account-service' }),
@@ -148,6 +152,14 @@ export interface Config {
     maxAttempts: number
     /** The wait before the first retry; each further one doubles it. */
     retryDelayMs: number
+  }
+  /** WEBHOOK_URL and its signing secret (docs/webhooks.md); absent without WEBHOOK_URL: no event is written or sent. */
+  webhooks?: {
+    url: string
+    /** `whsec_` and the key in base64, as Standard Webhooks writes it. */
+    secret: string
+    /** Delivery attempts of one event before it is given up. */
+    maxAttempts: number
   }
   /** The passkey relying party (WebAuthn): its id (a domain), the name authenticators show, and the origins a ceremony may come from. */
   webauthn: { rpId: string, rpName: string, origins: string[] }
@@ -254,6 +266,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   const oidcProviders = parseOidcProviders(env.OIDC_PROVIDERS, environment, env.NODE_ENV)
   const discoveryTimeoutSeconds = parseDurationSeconds(env.OIDC_DISCOVERY_TIMEOUT)
   if (discoveryTimeoutSeconds < 1) throw new ConfigError('Invalid setting: OIDC_DISCOVERY_TIMEOUT must be at least 1 second')
+  const webhooks = webhookSettings(env)
   const signingKeyEncryptionKey = env.SIGNING_KEY_ENCRYPTION_KEY === undefined ? undefined : parseEncryptionKey(env.SIGNING_KEY_ENCRYPTION_KEY)
   if (env.NODE_ENV === 'production') refuseUnsafeProductionSettings(env, trustProxy, { ALLOWED_ORIGINS: allowedOrigins, WEBAUTHN_ORIGINS: webauthn.origins })
   return {
@@ -301,6 +314,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
       maxAttempts: env.MAIL_MAX_ATTEMPTS,
       retryDelayMs: parseDurationMilliseconds(env.MAIL_RETRY_DELAY)
     },
+    webhooks,
     webauthn,
     requireEmailVerification: env.REQUIRE_EMAIL_VERIFICATION,
     passwordResetTtlSeconds,
@@ -398,6 +412,29 @@ function parseEncryptionKey (value: string): Buffer {
     throw new ConfigError('Invalid setting: SIGNING_KEY_ENCRYPTION_KEY must be 32 random bytes in base64 (openssl rand -base64 32)')
   }
   return key
+}
+
+/** A Standard Webhooks secret: `whsec_` and 24 to 64 random bytes in base64 (the specification's bounds). */
+const WEBHOOK_SECRET_PATTERN = /^whsec_([A-Za-z0-9+/]+={0,2})$/
+
+/**
+ * WEBHOOK_URL with WEBHOOK_SECRET (required with it). In production the URL must be https:// (the
+ * events carry users' addresses), but for the machine itself (http://localhost, http://127.0.0.1).
+ */
+function webhookSettings (env: Environment): Config['webhooks'] {
+  if (env.WEBHOOK_URL === undefined) return undefined
+  if (!URL.canParse(env.WEBHOOK_URL)) throw new ConfigError('Invalid setting: WEBHOOK_URL is not a valid http(s) URL')
+  if (env.NODE_ENV === 'production' && !/^https:\/\//i.test(env.WEBHOOK_URL) && !/^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?(\/|$)/i.test(env.WEBHOOK_URL)) {
+    throw new ConfigError('Invalid setting: WEBHOOK_URL must start with https:// in production (events carry users\' addresses); only http://localhost and http://127.0.0.1 are excepted')
+  }
+  const secret = env.WEBHOOK_SECRET?.trim()
+  if (secret === undefined) throw new ConfigError('Invalid setting: WEBHOOK_SECRET is required with WEBHOOK_URL (every delivery is signed)')
+  const encoded = WEBHOOK_SECRET_PATTERN.exec(secret)?.[1]
+  const length = encoded === undefined || encoded.length % 4 !== 0 ? 0 : Buffer.from(encoded, 'base64').length
+  if (length < 24 || length > 64) {
+    throw new ConfigError('Invalid setting: WEBHOOK_SECRET must be whsec_ followed by 24 to 64 random bytes in base64 (whsec_$(openssl rand -base64 32))')
+  }
+  return { url: env.WEBHOOK_URL, secret, maxAttempts: env.WEBHOOK_MAX_ATTEMPTS }
 }
 
 /** A plain-HTTP origin production still takes: the machine itself (a browser treats it as a secure context). */

@@ -1,6 +1,6 @@
 import type {
   AccountRulesStore, AccountStore, IdentitiesStore, OAuthStore, OneTimeTokensStore, OutboxStore, PasskeysStore, SecondFactorsStore,
-  SecurityEventsStore, SessionsStore, SettingsStore, SigningKeysStore, UsersStore
+  SecurityEventsStore, SessionsStore, SettingsStore, SigningKeysStore, UsersStore, WebhookOutboxStore
 } from './store.js'
 
 /**
@@ -10,7 +10,8 @@ import type {
 export type AggregateQueries<C> = [
   (c: C) => UsersStore, (c: C) => AccountRulesStore, (c: C) => SessionsStore, (c: C) => OneTimeTokensStore,
   (c: C) => SecurityEventsStore, (c: C) => OutboxStore, (c: C) => SigningKeysStore, (c: C) => PasskeysStore,
-  (c: C) => SecondFactorsStore, (c: C) => IdentitiesStore, (c: C) => SettingsStore, (c: C) => OAuthStore
+  (c: C) => SecondFactorsStore, (c: C) => IdentitiesStore, (c: C) => SettingsStore, (c: C) => OAuthStore,
+  (c: C) => WebhookOutboxStore
 ]
 
 type Methods = Record<string, (...args: unknown[]) => unknown>

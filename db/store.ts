@@ -1,7 +1,7 @@
 /*
  * The account store: all the rules know of persistence. One interface per aggregate (db/store/:
  * users, sessions and refresh tokens, one-time tokens, second factors, passkeys, identities, the
- * outbox, signing keys, settings, security events, the OAuth provider's models, and the account rules
+ * mail and webhook outboxes, signing keys, settings, security events, the OAuth provider's models, and the account rules
  * that write across them in one transaction); AccountStore is all of them. Each backend (db/sqlite,
  * db/postgres) implements it in its own folder; every method is async so that a networked backend
  * fits. The contract tests in test/db/ hold both backends to it.
@@ -19,6 +19,7 @@ import type { SecondFactorsStore } from './store/second-factors.js'
 import type { SessionsStore } from './store/sessions.js'
 import type { SettingsStore } from './store/settings.js'
 import type { UsersStore } from './store/users.js'
+import type { WebhookOutboxStore } from './store/webhooks.js'
 
 export * from './store/accounts.js'
 export * from './store/errors.js'
@@ -33,6 +34,7 @@ export * from './store/second-factors.js'
 export * from './store/sessions.js'
 export * from './store/settings.js'
 export * from './store/users.js'
+export * from './store/webhooks.js'
 
 /** The whole store, as plugins/app/store.ts decorates it. */
 export interface AccountStore extends
@@ -47,7 +49,8 @@ export interface AccountStore extends
   SecondFactorsStore,
   SessionsStore,
   SettingsStore,
-  UsersStore {
+  UsersStore,
+  WebhookOutboxStore {
   /** Resolves when the store answers and its schema has every migration applied; throws StoreUnavailableError otherwise (GET /ready). */
   ping (): Promise<void>
   close (): Promise<void>

@@ -12,7 +12,7 @@ export const POSTGRES_TESTS = [
   // Several instances over one database: revocation, keys and limits seen across processes.
   'test/e2e/instances.test.ts',
   // Faults and crashes: what a killed process or a failing connection leaves in the database.
-  'test/reliability/{crash,mail-outbox,store-faults}.test.ts',
+  'test/reliability/{crash,mail-outbox,store-faults,webhooks}.test.ts',
   // Races that the database settles (row locks, unique keys, one-statement counters and claims).
   'test/security/{lockout-race,refresh-rotation,mfa-guess-cap,mfa-token-void,account-limits,reset-links}.test.ts',
   // Rules that write several rows in one transaction (proving an address, status indexes, key rotation).

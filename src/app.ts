@@ -22,6 +22,7 @@ import statusList from '../plugins/app/status-list.js'
 import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
 import tokenPruning from '../plugins/app/token-pruning.js'
+import webhooks from '../plugins/app/webhooks.js'
 import cookie from '../plugins/external/cookie.js'
 import cors from '../plugins/external/cors.js'
 import helmet from '../plugins/external/helmet.js'
@@ -183,6 +184,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     reloadIntervalSeconds: config.signingKeyReloadSeconds,
     rotateAfterSeconds: config.signingKeyRotateAfterSeconds
   })
+  // Before the security events, which write the webhooks they map to; it closes before the store (reverse order).
+  await fastify.register(webhooks, { webhooks: config.webhooks })
   await fastify.register(securityEvents)
   await fastify.register(statusList, { publicUrl: config.mail.publicUrl, ttlSeconds: config.statusListTtlSeconds })
   await fastify.register(sessions, {

@@ -38,6 +38,9 @@ t.test('DATABASE_URL: a postgres:// or postgresql:// URL names PostgreSQL, anyth
   t.equal(describeDatabase('./data/accounts.db'), './data/accounts.db')
 })
 
+/** A Standard Webhooks secret: whsec_ and 32 bytes in base64. */
+const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+
 t.test('a bad setting is refused with one line naming it', async (t) => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ PORT: 'eighty' }, /^Invalid setting: PORT /],
@@ -66,7 +69,14 @@ t.test('a bad setting is refused with one line naming it', async (t) => {
     [{ MFA_TOKEN_TTL: 'five minutes' }, /^Invalid setting: MFA_TOKEN_TTL /],
     [{ MAIL_MAX_ATTEMPTS: '0' }, /^Invalid setting: MAIL_MAX_ATTEMPTS /],
     [{ MAIL_RETRY_DELAY: '10 seconds' }, /^Invalid setting: MAIL_RETRY_DELAY /],
-    [{ MAIL_RETRY_DELAY: '0ms' }, /^Invalid setting: MAIL_RETRY_DELAY /]
+    [{ MAIL_RETRY_DELAY: '0ms' }, /^Invalid setting: MAIL_RETRY_DELAY /],
+    [{ WEBHOOK_URL: 'hooks.example.com', WEBHOOK_SECRET: SECRET }, /^Invalid setting: WEBHOOK_URL /],
+    [{ WEBHOOK_URL: 'https://hooks.example.com' }, /^Invalid setting: WEBHOOK_SECRET is required /],
+    [{ WEBHOOK_URL: 'https://hooks.example.com', WEBHOOK_SECRET: 'not a secret' }, /^Invalid setting: WEBHOOK_SECRET must be whsec_/],
+    [{ WEBHOOK_URL: 'https://hooks.example.com', WEBHOOK_SECRET: `whsec_${Buffer.alloc(8).toString('base64')}` }, /^Invalid setting: WEBHOOK_SECRET must be whsec_/],
+    [{ WEBHOOK_URL: 'https://hooks.example.com', WEBHOOK_SECRET: 'whsec_!!!!' }, /^Invalid setting: WEBHOOK_SECRET must be whsec_/],
+    [{ NODE_ENV: 'production', WEBHOOK_URL: 'http://hooks.example.com', WEBHOOK_SECRET: SECRET }, /^Invalid setting: WEBHOOK_URL must start with https:\/\//],
+    [{ WEBHOOK_URL: 'https://hooks.example.com', WEBHOOK_SECRET: SECRET, WEBHOOK_MAX_ATTEMPTS: '0' }, /^Invalid setting: WEBHOOK_MAX_ATTEMPTS /]
   ]
   for (const [environment, message] of cases) {
     const error = t.throws(() => loadConfig(environment)) as Error
@@ -90,6 +100,16 @@ t.test('account-lifecycle settings: defaults and values', async (t) => {
   t.match(loadConfig({ MAIL_MAX_ATTEMPTS: '3', MAIL_RETRY_DELAY: '250ms' }), { mail: { maxAttempts: 3, retryDelayMs: 250 } })
   t.match(loadConfig({ NODE_ENV: 'production', REQUIRE_EMAIL_VERIFICATION: 'true', SMTP_URL: 'smtps://mail.example.com' }), { requireEmailVerification: true })
   t.match(loadConfig({ NODE_ENV: 'development', REQUIRE_EMAIL_VERIFICATION: 'true' }), { requireEmailVerification: true }, 'outside production the log stands in for mail')
+})
+
+t.test('webhooks: none without WEBHOOK_URL; with it, its secret and WEBHOOK_MAX_ATTEMPTS (8 by default)', async (t) => {
+  t.equal(loadConfig({}).webhooks, undefined)
+  t.equal(loadConfig({ WEBHOOK_SECRET: SECRET }).webhooks, undefined, 'a secret alone sends nothing')
+  t.same(loadConfig({ WEBHOOK_URL: 'https://hooks.example.com/in', WEBHOOK_SECRET: SECRET }).webhooks, { url: 'https://hooks.example.com/in', secret: SECRET, maxAttempts: 8 })
+  t.match(loadConfig({ WEBHOOK_URL: 'http://127.0.0.1:9000/hooks', WEBHOOK_SECRET: SECRET, WEBHOOK_MAX_ATTEMPTS: '3' }).webhooks, { maxAttempts: 3 })
+  const production = { NODE_ENV: 'production', WEBHOOK_SECRET: SECRET }
+  t.match(loadConfig({ ...production, WEBHOOK_URL: 'http://localhost:9000/hooks' }).webhooks, { url: 'http://localhost:9000/hooks' }, 'production takes the machine itself over http')
+  t.match(loadConfig({ ...production, WEBHOOK_URL: 'https://hooks.example.com' }).webhooks, { url: 'https://hooks.example.com' })
 })
 
 t.test('MFA_TOKEN_TTL: five minutes by default, in any duration form', async (t) => {

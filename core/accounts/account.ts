@@ -11,6 +11,7 @@ import { assertPasswordAllowed } from '../password-policy.js'
 import type { Passwords } from '../passwords/passwords.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
+import type { Webhooks } from '../webhooks/webhooks.js'
 import type { Actor } from './actor.js'
 import { createMailedTokens, type MailedTokensOptions } from './mailed-tokens.js'
 
@@ -74,6 +75,8 @@ export interface AccountDependencies {
   authentication: Pick<Authentication, 'confirmPassword'>
   loginThrottle: Pick<LoginThrottle, 'succeeded'>
   mfa: Pick<Mfa, 'afterPasswordReset'>
+  /** user.created, user.updated (a profile change without a new email: that one is the email_changed security event's), user.deleted. */
+  webhooks: Pick<Webhooks, 'emitUser'>
 }
 
 /**
@@ -83,13 +86,14 @@ export interface AccountDependencies {
  * Routes only translate HTTP to these calls.
  */
 export function createAccount (deps: AccountDependencies, options: AccountOptions): AccountLifecycle {
-  const { store, clock, log, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa } = deps
+  const { store, clock, log, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa, webhooks } = deps
   const tokens = createMailedTokens({ store, clock, mailer }, options)
 
   const account: AccountLifecycle = {
     async register ({ password, ...fields }) {
       const user = await store.createUser({ ...fields, passwordHash: await account.acceptNewPassword(password) })
       account.sendVerificationMail(user)
+      await webhooks.emitUser('user.created', user)
       return user
     },
 
@@ -103,7 +107,9 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       // The email is how an account is recovered: changing it is what a session thief would do first.
       if (emailChanges) await sessions.requireFresh(sessionId)
       if (!emailChanges) {
-        if (await store.updateUser(user.id, changes) === undefined) throw new UserNotFoundError()
+        const updated = await store.updateUser(user.id, changes)
+        if (updated === undefined) throw new UserNotFoundError()
+        await webhooks.emitUser('user.updated', updated)
         return {}
       }
 
@@ -145,6 +151,7 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
       if (!await store.deleteUser(user.id)) throw new UserNotFoundError()
       log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
+      await webhooks.emitUser('user.deleted', user)
     },
 
     sendVerificationMail (user) {

@@ -1,6 +1,7 @@
 import type { AccountStore, SecurityEventRecord } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import type { Logger } from '../logger.js'
+import type { Webhooks } from '../webhooks/webhooks.js'
 import type { Client, SecurityEventType } from './types.js'
 
 export { SECURITY_EVENT_TYPES, type Client, type SecurityEventType } from './types.js'
@@ -27,6 +28,8 @@ export interface SecurityEventsDependencies {
   store: Pick<AccountStore, 'recordSecurityEvent' | 'listSecurityEvents'>
   clock: Clock
   log: Logger
+  /** The webhook each event maps to (core/webhooks/types.ts) is written beside it; none without WEBHOOK_URL. */
+  webhooks?: Pick<Webhooks, 'fromSecurityEvent'>
 }
 
 /**
@@ -34,10 +37,11 @@ export interface SecurityEventsDependencies {
  * change, revoked session, detected refresh-token reuse, re-authentication,
  * second factor turned on or off, wrong second-factor code, second factor locked (MFA_MAX_WRONG_CODES), recovery code used or renewed,
  * passkey added, removed or used to log in, and passkey counter regression (a cloned authenticator),
- * kept SECURITY_EVENT_RETENTION (pruned with the refresh tokens). The user sees
+ * kept SECURITY_EVENT_RETENTION (pruned with the refresh tokens). With WEBHOOK_URL, the logins, ended
+ * sessions, password, second-factor and email changes are also written to the webhook outbox. The user sees
  * its own at GET /auth/security-events; an operator with `account-service events`.
  */
-export function createSecurityEvents ({ store, clock, log }: SecurityEventsDependencies): SecurityEvents {
+export function createSecurityEvents ({ store, clock, log, webhooks }: SecurityEventsDependencies): SecurityEvents {
   return {
     async record (type, client, { userId, sessionId = null, detail }) {
       log.info({ event: type, userId, sessionId, ip: client.ip, reqId: client.requestId }, `security event: ${type}`)
@@ -55,6 +59,8 @@ export function createSecurityEvents ({ store, clock, log }: SecurityEventsDepen
       } catch (error) {
         log.error({ err: error, event: type, userId }, 'security event not stored')
       }
+      // Logs its own failure, never throws.
+      await webhooks?.fromSecurityEvent(type, { userId, sessionId })
     },
     list: (userId, page) => store.listSecurityEvents(userId, page)
   }

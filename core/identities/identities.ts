@@ -14,6 +14,7 @@ import type { Mfa } from '../mfa/mfa.js'
 import type { ProviderClaims } from '../oidc/providers.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
+import type { Webhooks } from '../webhooks/webhooks.js'
 
 /**
  * Why a provider sign-in found no account to sign in to; the browser is sent back with `#error=<reason>`.
@@ -69,6 +70,8 @@ export interface IdentitiesDependencies {
   clock: Clock
   sessions: Pick<Sessions, 'start' | 'requireFresh'>
   securityEvents: Pick<SecurityEvents, 'record'>
+  /** user.created for an account a provider sign-in makes. */
+  webhooks: Pick<Webhooks, 'emitUser'>
   account: Pick<AccountLifecycle, 'proveAddress'>
   mfa: Pick<Mfa, 'isRequired' | 'challenge'>
   mailer: Pick<Mailer, 'enqueue'>
@@ -94,7 +97,7 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
  * Accounts and provider identities: who a provider sign-in signs in, the linking rules, the
  * header variant's one-time code, and the identities a user sees and unlinks.
  */
-export function createIdentities ({ store, clock, sessions, securityEvents, account, mfa, mailer }: IdentitiesDependencies): Identities {
+export function createIdentities ({ store, clock, sessions, securityEvents, account, mfa, mailer, webhooks }: IdentitiesDependencies): Identities {
   /**
    * Links the identity to an account found by a verified email. The account's address was proved just now:
    * one whose address nobody proved before is claimed from whoever registered it, in the same transaction
@@ -122,7 +125,9 @@ export function createIdentities ({ store, clock, sessions, securityEvents, acco
         await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, new_account: true } })
         // Only a verified email makes an account (accountFor): the provider proved the address.
         await store.markEmailVerified(user.id, claims.email, now)
-        return await store.findUserById(user.id) ?? user
+        const created = await store.findUserById(user.id) ?? user
+        await webhooks.emitUser('user.created', created)
+        return created
       } catch (error) {
         if (error instanceof DuplicateValueError && error.field === 'username' && attempt + 1 < USERNAME_ATTEMPTS) continue
         // The address was registered meanwhile: accountFor judges again with what the store now holds.

@@ -255,3 +255,28 @@ export const oauthModels = pgTable('oauth_models', {
   index('oauth_models_account_idx').on(table.kind, table.accountId),
   index('oauth_models_expires_idx').on(table.expiresAt)
 ])
+
+/**
+ * The webhook outbox (core/webhooks/): each event written as it happens, then POSTed, signed, by a
+ * worker, with retries, like mail_outbox. message_id is the `webhook-id` header, the same on every attempt.
+ */
+export const webhookOutbox = pgTable('webhook_outbox', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  messageId: text('message_id').notNull(),
+  type: text('type').notNull(),
+  payload: text('payload').notNull(),
+  status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull().default('pending'),
+  /** Delivery attempts so far, counted when a worker claims the event (a crash mid-send counts too). */
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: moment('next_attempt_at').notNull(),
+  /** A worker is delivering it until then; past it, another may (the first one died). */
+  claimedUntil: moment('claimed_until'),
+  lastError: text('last_error'),
+  createdAt: moment('created_at').notNull(),
+  /** When it was delivered or given up. */
+  finishedAt: moment('finished_at')
+}, (table) => [
+  uniqueIndex('webhook_outbox_message_id_unique').on(table.messageId),
+  index('webhook_outbox_due_idx').on(table.status, table.nextAttemptAt),
+  index('webhook_outbox_finished_idx').on(table.finishedAt)
+])

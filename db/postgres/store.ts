@@ -13,6 +13,7 @@ import { sessionsQueries } from './sessions.js'
 import { oneTimeTokensQueries } from './one-time-tokens.js'
 import { eventsQueries } from './events.js'
 import { outboxQueries } from './outbox.js'
+import { webhooksQueries } from './webhooks.js'
 import { keysQueries } from './keys.js'
 import { passkeysQueries } from './passkeys.js'
 import { secondFactorsQueries } from './second-factors.js'
@@ -60,7 +61,7 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   }
   const db = drizzle({ client: pool })
   const c = new PostgresConnection(pool, db, prepareStatements(db))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries])
 }
 
 // On a connection of its own, without the pool's timeouts: a later migration may build an index

@@ -273,3 +273,28 @@ export const oauthModels = sqliteTable('oauth_models', {
   index('oauth_models_account_idx').on(table.kind, table.accountId),
   index('oauth_models_expires_idx').on(table.expiresAt)
 ])
+
+/**
+ * The webhook outbox (core/webhooks/): each event written as it happens, then POSTed, signed, by a
+ * worker, with retries, like mail_outbox. message_id is the `webhook-id` header, the same on every attempt.
+ */
+export const webhookOutbox = sqliteTable('webhook_outbox', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  messageId: text('message_id').notNull(),
+  type: text('type').notNull(),
+  payload: text('payload').notNull(),
+  status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull().default('pending'),
+  /** Delivery attempts so far, counted when a worker claims the event (a crash mid-send counts too). */
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
+  /** A worker is delivering it until then; past it, another may (the first one died). */
+  claimedUntil: integer('claimed_until', { mode: 'timestamp_ms' }),
+  lastError: text('last_error'),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  /** When it was delivered or given up. */
+  finishedAt: integer('finished_at', { mode: 'timestamp_ms' })
+}, (table) => [
+  uniqueIndex('webhook_outbox_message_id_unique').on(table.messageId),
+  index('webhook_outbox_due_idx').on(table.status, table.nextAttemptAt),
+  index('webhook_outbox_finished_idx').on(table.finishedAt)
+])

@@ -12,6 +12,7 @@ import { sessionsQueries } from './sessions.js'
 import { oneTimeTokensQueries } from './one-time-tokens.js'
 import { eventsQueries } from './events.js'
 import { outboxQueries } from './outbox.js'
+import { webhooksQueries } from './webhooks.js'
 import { keysQueries } from './keys.js'
 import { passkeysQueries } from './passkeys.js'
 import { secondFactorsQueries } from './second-factors.js'
@@ -40,5 +41,5 @@ export function openSqliteStore (filename: string): AccountStore {
   const violations = connection.pragma('foreign_key_check') as unknown[]
   if (violations.length > 0) throw new Error(`migrations left ${violations.length} rows with a broken foreign key`)
   const c = new SqliteConnection(connection, filename === ':memory:' ? undefined : () => connect(filename))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries])
 }

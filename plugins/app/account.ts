@@ -19,6 +19,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
     securityEvents: fastify.securityEvents,
     authentication: fastify.authentication,
     loginThrottle: fastify.loginThrottle,
-    mfa: fastify.mfa
+    mfa: fastify.mfa,
+    webhooks: fastify.webhooks
   }, options))
-}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa'] })
+}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa', 'webhooks'] })

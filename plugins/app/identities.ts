@@ -16,6 +16,7 @@ export default fp(async (fastify) => {
     securityEvents: fastify.securityEvents,
     account: fastify.account,
     mfa: fastify.mfa,
-    mailer: fastify.mailer
+    mailer: fastify.mailer,
+    webhooks: fastify.webhooks
   }))
-}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa', 'mailer'] })
+}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa', 'mailer', 'webhooks'] })

@@ -12,12 +12,15 @@ export interface TokenPruningOptions {
 
 /** Rows deleted per statement: each batch is one short write, so requests wait behind none for long. */
 export const PRUNE_BATCH_SIZE = 500
-/** How long a mail sent or given up stays in the outbox (its recipient and subject, for an operator's questions; the body is gone). */
+/**
+ * How long a mail sent or given up stays in the outbox (its recipient and subject, for an operator's questions; the body is gone),
+ * and a webhook event delivered or given up in its outbox (a given-up event keeps its body until then).
+ */
 export const FINISHED_MAIL_RETENTION_MS = 7 * 24 * 3_600_000
 
 /**
  * Deletes expired and revoked refresh tokens, security events past their
- * retention, mail sent or given up a week ago, and the OAuth provider's expired
+ * retention, mail and webhook events delivered or given up a week ago, and the OAuth provider's expired
  * models, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
  * in small batches with a turn of the event loop between them. Rotated tokens
  * stay until they expire: presenting one again must still be recognised as reuse.
@@ -48,6 +51,8 @@ export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securi
     const mailsBefore = new Date(clock.now() - FINISHED_MAIL_RETENTION_MS)
     const mails = await inBatches(() => store.pruneMails(mailsBefore, PRUNE_BATCH_SIZE))
     if (mails > 0) fastify.log.info({ deleted: mails }, 'pruned mail sent or given up over a week ago')
+    const webhooks = await inBatches(() => store.pruneWebhooks(mailsBefore, PRUNE_BATCH_SIZE))
+    if (webhooks > 0) fastify.log.info({ deleted: webhooks }, 'pruned webhook events delivered or given up over a week ago')
     const oauthModels = await inBatches(() => store.pruneOAuthModels(currentDate(clock), PRUNE_BATCH_SIZE))
     if (oauthModels > 0) fastify.log.info({ deleted: oauthModels }, 'pruned expired OAuth provider models (codes, tokens, grants, sessions, interactions)')
   }

@@ -72,3 +72,20 @@ t.test('the OAuth provider\'s expired models are pruned in the background; unexp
   t.ok(await store.findOAuthModel('AuthorizationCode', 'live', now))
   t.ok(await store.findOAuthModel('Client', 'app', now))
 })
+
+t.test('webhook events delivered or given up over a week ago are pruned in the background; recent and pending ones stay', async (t) => {
+  // No WEBHOOK_URL: the service's own worker leaves the rows to this test.
+  const server = await build(t, { variant, env: { REFRESH_TOKEN_PRUNE_INTERVAL: '1s' } })
+  const { store } = server
+  const now = new Date()
+  await store.enqueueWebhooks(['delivered long ago', 'given up long ago', 'delivered just now', 'pending'].map((type, n) => ({ messageId: `msg_${n}`, type, payload: '{}' })), now)
+  const [old, failed, recent] = await store.claimWebhooks(now, new Date(now.getTime() + 3_600_000), 3)
+  const eightDaysAgo = new Date(now.getTime() - 8 * 86400_000)
+  await store.markWebhookDelivered(old.id, eightDaysAgo)
+  await store.markWebhookFailed(failed.id, eightDaysAgo, 'HTTP 500')
+  await store.markWebhookDelivered(recent.id, now)
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  t.equal(await store.pruneWebhooks(new Date(now.getTime() - 86400_000), 100), 0, 'the week-old ones are gone already')
+  t.equal(await store.pruneWebhooks(new Date(now.getTime() + 1000), 100), 1, 'the one delivered just now was kept')
+  t.equal(await store.countPendingWebhooks(), 1, 'a pending event is never pruned')
+})

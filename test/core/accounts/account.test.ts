@@ -6,7 +6,7 @@ import { InvalidCredentialsError } from '../../../core/errors.js'
 import { silentLogger, type Logger } from '../../../core/logger.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents } from './fakes.js'
+import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from './fakes.js'
 
 const OPTIONS = { publicUrl: 'https://accounts.example.com', passwordResetTtlSeconds: 3600, emailVerificationTtlSeconds: 86_400 }
 const PASSWORD = 'analytical engine'
@@ -18,6 +18,7 @@ async function accountFor (t: Test, log: Logger = silentLogger) {
   const mailer = fakeMailer()
   const sessions = fakeSessions()
   const securityEvents = recordingEvents()
+  const webhooks = recordingWebhooks()
   const calls: string[] = []
   const account = createAccount({
     store,
@@ -33,9 +34,10 @@ async function accountFor (t: Test, log: Logger = silentLogger) {
       }
     },
     loginThrottle: { async succeeded (email) { calls.push(`login throttle cleared for ${email}`) } },
-    mfa: { async afterPasswordReset (userId) { calls.push(`mfa re-armed for ${userId}`) } }
+    mfa: { async afterPasswordReset (userId) { calls.push(`mfa re-armed for ${userId}`) } },
+    webhooks
   }, OPTIONS)
-  return { account, store, clock, mailer, sessions, securityEvents, calls }
+  return { account, store, clock, mailer, sessions, securityEvents, webhooks, calls }
 }
 
 /** Every mail waiting in the outbox (claimed, so each is read once). */
@@ -198,4 +200,22 @@ t.test('deleting an account takes its password, or a fresh session when it has n
   setup.sessions.stale.clear()
   await setup.account.deleteAccount(actorOf(passwordless), undefined)
   t.equal(await setup.store.findUserById(passwordless.id), undefined)
+})
+
+t.test('webhooks: user.created at registration, user.updated at a profile change, user.deleted at deletion; none for a refused change', async (t) => {
+  const setup = await accountFor(t)
+  const user = await registered(setup)
+  await setup.account.updateProfile(actorOf(user), { firstName: 'Augusta' })
+  await t.rejects(setup.account.deleteAccount(actorOf(user), 'not my password'))
+  await setup.account.deleteAccount(actorOf(user), PASSWORD)
+  t.same(setup.webhooks.emitted, [
+    { type: 'user.created', userId: user.id, email: 'ada@example.com' },
+    { type: 'user.updated', userId: user.id, email: 'ada@example.com' },
+    { type: 'user.deleted', userId: user.id, email: 'ada@example.com' }
+  ])
+  // An email change is the email_changed security event's user.updated (core/webhooks/types.ts): not emitted twice.
+  const other = await registered(setup, 'grace@example.com')
+  await setup.account.updateProfile(actorOf(other), { email: 'grace@hopper.example' })
+  t.same(setup.webhooks.emitted.slice(3).map(event => event.type), ['user.created'])
+  t.ok(setup.securityEvents.types().includes('email_changed'))
 })

@@ -2,6 +2,8 @@ import type { Client, EventSubject, SecurityEventType } from '../../../core/even
 import { ReauthenticationRequiredError } from '../../../core/errors.js'
 import type { MailJob, MailMessage } from '../../../core/mail/mailer.js'
 import type { StartedSession } from '../../../core/sessions/sessions.js'
+import type { UserWebhookType } from '../../../core/webhooks/webhooks.js'
+import type { UserRecord } from '../../../db/store.js'
 
 /*
  * Small stand-ins for the services the account and identity rules call, for their unit tests
@@ -37,6 +39,15 @@ export function recordingEvents () {
     async record (type: SecurityEventType, _client: Client, subject: EventSubject) { events.push({ type, ...subject }) },
     /** The kinds of events recorded, in order. */
     types: () => events.map(event => event.type)
+  }
+}
+
+/** Webhooks: the user.* events emitted, in order, with the user's id and email at the time. */
+export function recordingWebhooks () {
+  const emitted: Array<{ type: UserWebhookType, userId: number, email: string }> = []
+  return {
+    emitted,
+    async emitUser (type: UserWebhookType, user: UserRecord) { emitted.push({ type, userId: user.id, email: user.email }) }
   }
 }
 

@@ -5,7 +5,7 @@ import { s256 } from '../../../core/oidc/login-code.js'
 import type { ProviderClaims } from '../../../core/oidc/providers.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents } from '../accounts/fakes.js'
+import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from '../accounts/fakes.js'
 
 const VERIFIER = 'the code verifier of the test app, at least 43 characters long'
 
@@ -16,6 +16,7 @@ async function identitiesFor (t: Test) {
   const mailer = fakeMailer()
   const sessions = fakeSessions()
   const securityEvents = recordingEvents()
+  const webhooks = recordingWebhooks()
   const withTotp = new Set<number>()
   const identities = createIdentities({
     store,
@@ -27,9 +28,10 @@ async function identitiesFor (t: Test) {
       isRequired: async (userId) => withTotp.has(userId),
       challenge: async (userId, provider) => `mfa-token-${userId}-${provider ?? ''}`
     },
-    mailer
+    mailer,
+    webhooks
   })
-  return { identities, store, clock, mailer, sessions, securityEvents, withTotp }
+  return { identities, store, clock, mailer, sessions, securityEvents, webhooks, withTotp }
 }
 
 const claimsOf = (subject: string, claims: Partial<ProviderClaims> = {}): ProviderClaims =>
@@ -46,12 +48,14 @@ async function refusal (promise: Promise<unknown>): Promise<string | undefined> 
 }
 
 t.test('a verified provider email of nobody makes a verified account without a password, linked to the identity', async (t) => {
-  const { identities, store } = await identitiesFor(t)
+  const { identities, store, webhooks } = await identitiesFor(t)
   const user = await identities.accountFor('test', claimsOf('grace', { preferredUsername: 'amazing.grace' }), 'cookie', CLIENT)
+  t.same(webhooks.emitted, [{ type: 'user.created', userId: user.id, email: 'grace@example.test' }], 'a user.created webhook')
   t.match(user, { email: 'grace@example.test', passwordHash: null, emailVerified: true, firstName: 'Grace', lastName: 'Hopper', username: 'amazing.grace' })
   t.match(await store.listIdentities(user.id), [{ provider: 'test', subject: 'grace' }])
   const again = await identities.accountFor('test', claimsOf('grace', { email: 'new-address@example.test' }), 'cookie', CLIENT)
   t.equal(again.id, user.id, 'the next sign-in finds the account by its identity, whatever the email now')
+  t.equal(webhooks.emitted.length, 1, 'and makes no other account')
 })
 
 t.test('an email the provider did not verify, or none, neither makes an account nor opens one', async (t) => {

@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto'
+import type { AccountStore, UserRecord, WebhookMessage } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
+import type { SecurityEventType } from '../events/types.js'
+import type { Logger } from '../logger.js'
+import { WebhookWorker } from './delivery-worker.js'
+import { WEBHOOK_OF_SECURITY_EVENT, type UserWebhookType, type WebhookType } from './types.js'
+
+export { WEBHOOK_TYPES, type UserWebhookType, type WebhookType } from './types.js'
+
+/** The user as an event shows it: as the admin API does (the admin presenter). */
+export type PresentUser = (user: UserRecord) => Record<string, unknown>
+
+export interface Webhooks {
+  /** Whether WEBHOOK_URL is set; without it nothing is written or sent. */
+  readonly enabled: boolean
+  /**
+   * Writes the event to the outbox (durable once this resolves) and wakes the worker; the POST
+   * happens later, never on the caller's path. Never throws: a store error is logged, and the
+   * action that caused the event stands.
+   */
+  emit (type: WebhookType, data: Record<string, unknown>): Promise<void>
+  /** A `user.*` event: `data` is the user as the admin API shows it. The one call for user.disabled and user.enabled too. */
+  emitUser (type: UserWebhookType, user: UserRecord): Promise<void>
+  /**
+   * The event a security event maps to (WEBHOOK_OF_SECURITY_EVENT), if any: core/events/security-events.ts
+   * calls it for every event it records. `session.*` and `password.changed` carry `{ user_id, session_id? }`;
+   * `user.updated` the user as it is now. Never throws.
+   */
+  fromSecurityEvent (type: SecurityEventType, subject: { userId: number | null, sessionId?: string | null }): Promise<void>
+  /** Delivers the events due now (the worker also runs on a timer, for retries and other processes' events). */
+  wake (): void
+  /** Events this process delivered, and gave up, for metrics. */
+  readonly delivered: number
+  readonly failed: number
+  /** Events waiting in the outbox, every process's. */
+  queued (): Promise<number>
+  /** Resolves when every event due has been tried once (shutdown, tests). */
+  idle (): Promise<void>
+}
+
+/** The webhooks with their worker's life: `start` once the service is up, `close` before the store closes. */
+export interface WebhooksService extends Webhooks {
+  start (): void
+  close (): Promise<void>
+}
+
+export interface WebhooksDependencies {
+  store: Pick<AccountStore, 'enqueueWebhooks' | 'countPendingWebhooks' | 'claimWebhooks' | 'markWebhookDelivered' |
+    'retryWebhook' | 'markWebhookFailed' | 'findUserById'>
+  clock: Clock
+  log: Logger
+  /** How a `user.*` event shows the user. */
+  presentUser: PresentUser
+}
+
+export interface WebhooksOptions {
+  /** Config['webhooks']: undefined without WEBHOOK_URL. */
+  webhooks?: { url: string, secret: string, maxAttempts: number }
+  /** The worker's DELIVERY_TIMEOUT_MS and STOP_WAIT_MS (tests). */
+  timeoutMs?: number
+  stopWaitMs?: number
+}
+
+/** A webhook-id: `msg_` and 128 random bits, unique across instances and restarts. */
+export function newMessageId (): string {
+  return `msg_${randomBytes(16).toString('base64url')}`
+}
+
+/**
+ * Signed webhooks from a durable outbox (docs/webhooks.md): an event is written to the store as it
+ * happens, with its final body `{ type, timestamp, data }` and its webhook-id, then a worker
+ * (core/webhooks/delivery-worker.ts) POSTs it to WEBHOOK_URL with retries; it survives a receiver
+ * outage and a restart. Without WEBHOOK_URL every call is a no-op.
+ */
+export function createWebhooks ({ store, clock, log, presentUser }: WebhooksDependencies, options: WebhooksOptions): WebhooksService {
+  const settings = options.webhooks
+  const worker = settings === undefined
+    ? undefined
+    : new WebhookWorker({ store, clock, log, ...settings, timeoutMs: options.timeoutMs, stopWaitMs: options.stopWaitMs })
+
+  async function write (type: WebhookType, data: () => Promise<Record<string, unknown> | undefined> | Record<string, unknown>): Promise<void> {
+    if (worker === undefined) return
+    try {
+      const body = await data()
+      if (body === undefined) return
+      const now = currentDate(clock)
+      const message: WebhookMessage = { messageId: newMessageId(), type, payload: JSON.stringify({ type, timestamp: now.toISOString(), data: body }) }
+      await store.enqueueWebhooks([message], now)
+      worker.wake()
+    } catch (error) {
+      log.error({ err: error, webhookType: type }, 'webhook event not written to the outbox')
+    }
+  }
+
+  return {
+    enabled: worker !== undefined,
+    emit: (type, data) => write(type, () => data),
+    emitUser: (type, user) => write(type, () => presentUser(user)),
+    async fromSecurityEvent (eventType, { userId, sessionId }) {
+      const type = WEBHOOK_OF_SECURITY_EVENT[eventType]
+      if (type === undefined || userId === null || worker === undefined) return
+      if (type.startsWith('user.')) {
+        await write(type, async () => {
+          const user = await store.findUserById(userId)
+          return user === undefined ? undefined : presentUser(user)
+        })
+        return
+      }
+      await write(type, () => ({ user_id: userId, ...(sessionId == null ? {} : { session_id: sessionId }) }))
+    },
+    wake: () => worker?.wake(),
+    get delivered () { return worker?.delivered ?? 0 },
+    get failed () { return worker?.failed ?? 0 },
+    queued: () => store.countPendingWebhooks(),
+    idle: async () => { await worker?.idle() },
+    start: () => worker?.start(),
+    close: async () => { await worker?.stop() }
+  }
+}
