@@ -91,6 +91,7 @@ t.test('imported hashes of every family verify the right password only, and are 
     argon2id: await argon2Foreign(password, { algorithm: 2 }),
     argon2i: await argon2Foreign(password, { algorithm: 1 }),
     argon2d: await argon2Foreign(password, { algorithm: 0 }),
+    argon2idVersion16: await argon2Foreign(password, { algorithm: 2, version: 0 }),
     scrypt: scryptHash(password, { ln: 12, r: 8, p: 1 }),
     pbkdf2sha1: pbkdf2Hash(password, { digest: 'sha1' }),
     pbkdf2sha256: pbkdf2Hash(password, { digest: 'sha256' }),
