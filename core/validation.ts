@@ -40,3 +40,8 @@ export function isEmail (value: unknown): boolean {
   emailValidator ??= bodyValidator().compile(Email)
   return emailValidator(value)
 }
+
+/** A validator of a schema compiled as bodies are (no coercion, nothing removed): for what a rule reads that no route validated (an imported user). */
+export function compileBodySchema (schema: object): ValidateFunction {
+  return bodyValidator().compile(schema)
+}

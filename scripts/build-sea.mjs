@@ -21,7 +21,9 @@ const runtime = prepareRuntime()
 const assets = {
   'better_sqlite3.node': runtime.betterSqlite3.addon,
   // N-API: one build loads on every Node version.
-  'argon2.node': join(root, 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node')
+  'argon2.node': join(root, 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node'),
+  // The hashing threads load bcryptjs (imported bcrypt hashes) by path too: its CommonJS build, one file.
+  'bcryptjs.js': join(root, 'node_modules/bcryptjs/umd/index.js')
 }
 function addFolder (folder, key) {
   for (const name of readdirSync(folder)) {
@@ -51,6 +53,7 @@ const seaPaths = {
       contents: readFileSync(path, 'utf8')
         // The hashing threads load argon2 by path: give them the addon written out from the assets.
         .replace("createRequire(import.meta.url).resolve('@node-rs/argon2')", "require('node:path').join(__seaRoot, 'argon2.node')")
+        .replace("createRequire(import.meta.url).resolve('bcryptjs')", "require('node:path').join(__seaRoot, 'bcryptjs.js')")
         .replaceAll('import.meta.url', `__seaUrl(${JSON.stringify(toPosix(relative(distRoot, path)))})`),
       loader: 'js'
     }))

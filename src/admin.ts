@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { describeDatabase } from '../db/database-url.js'
 import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
@@ -24,6 +25,9 @@ Commands:
   users list                  users in id order (--limit, --after for the next page)
   users show <id|email>       one user
   users delete <id>           delete a user and every session of theirs
+  users import <file>         import users from another system, with their password hashes (bcrypt, Argon2, scrypt, PBKDF2):
+                              NDJSON, one user a line (streamed), or a JSON array; - reads standard input. Prints how many
+                              were imported and each line skipped with its reason (a bad line or a taken email never stops it)
   sessions revoke <id|email>  end every session of a user (access tokens live until they expire)
   mfa reset <id|email>        turn off a user's TOTP and void its recovery codes (support, for a lost authenticator);
                               the next login asks for the password only. Recorded as a security event
@@ -81,17 +85,20 @@ export interface AdminIo {
   out: Output
   err: Output
   env: Record<string, string | undefined>
+  /** What `users import -` reads. */
+  stdin: AsyncIterable<Uint8Array | string>
 }
 
 const processIo: AdminIo = {
   out: line => { process.stdout.write(`${line}\n`) },
   err: line => { process.stderr.write(`${line}\n`) },
-  env: process.env
+  env: process.env,
+  stdin: process.stdin
 }
 
 /** Runs one admin command; resolves to the exit code. src/cli.ts (and the single executable) call it. */
 export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Promise<number> {
-  const { out, err, env } = { ...processIo, ...io }
+  const { out, err, env, stdin } = { ...processIo, ...io }
   let parsed
   try {
     parsed = parseArgs({
@@ -150,7 +157,7 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     const databaseUrl = values.database ?? config.databaseUrl
     const sealer = config.signingKeyEncryptionKey === undefined ? undefined : createSealer(config.signingKeyEncryptionKey)
     store = await openStore(databaseUrl)
-    await command(store, options, out, { databaseUrl, sealer, env })
+    await command(store, options, out, { databaseUrl, sealer, env, stdin })
     return 0
   } catch (error) {
     if (error instanceof UsageError) return usage(err, error.message)
@@ -178,6 +185,7 @@ interface Context {
   databaseUrl: string
   sealer?: Sealer
   env: AdminIo['env']
+  stdin: AdminIo['stdin']
 }
 
 type Command = (store: AccountStore, options: Options, out: Output, context: Context) => Promise<void>
@@ -212,6 +220,9 @@ function commandFor (positionals: string[], options: Options): Command {
     case 'users delete':
       expect(3, 'users delete <id>')
       return async (store, options, out) => deleteUser(store, parseId(argument), options, out)
+    case 'users import':
+      expect(3, 'users import <file|->')
+      return async (store, options, out, { stdin }) => importUsers(store, () => argument === '-' ? stdin : createReadStream(argument), options, out)
     case 'sessions revoke':
       expect(3, 'sessions revoke <id|email>')
       return async (store, options, out) => revokeSessions(store, argument, options, out)
@@ -282,6 +293,52 @@ async function listUsers (store: AccountStore, options: Options, out: Output) {
 async function deleteUser (store: AccountStore, id: number, options: Options, out: Output) {
   if (!await store.deleteUser(id)) throw new CommandError(`no user with id ${id}`)
   print(out, options, { deleted: id }, `deleted user ${id} and their sessions`)
+}
+
+/**
+ * Users from NDJSON or a JSON array (told apart by the first character that is not a space: `[`). NDJSON is
+ * streamed, batch by batch; an array is parsed whole, so for a big import NDJSON is the form to use.
+ */
+async function importUsers (store: AccountStore, open: () => AsyncIterable<Uint8Array | string>, options: Options, out: Output) {
+  const [{ createUserImport }, { systemClock }] = await Promise.all([import('../core/accounts/import.js'), import('../core/clock.js')])
+  const userImport = createUserImport({ store, clock: systemClock })
+  // Opened and read at once: a file's open error is then the first read's.
+  const chunks = open()[Symbol.asyncIterator]()
+  const head: Array<Uint8Array | string> = []
+  let first: string | undefined
+  try {
+    while (first === undefined) {
+      const next = await chunks.next()
+      if (next.done === true) break
+      head.push(next.value)
+      first = /[^\s\uFEFF]/u.exec(typeof next.value === 'string' ? next.value : Buffer.from(next.value).toString('utf8'))?.[0]
+    }
+  } catch (error) {
+    throw new CommandError(`cannot read the users: ${(error as Error).message}`)
+  }
+  async function * all () {
+    yield * head
+    for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) yield next.value
+  }
+  let summary
+  if (first === '[') {
+    const parts: Buffer[] = []
+    for await (const chunk of all()) parts.push(Buffer.from(chunk))
+    let users: unknown
+    try {
+      users = JSON.parse(Buffer.concat(parts).toString('utf8').replace(/^\uFEFF/, ''))
+    } catch (error) {
+      throw new CommandError(`the file starts with [ but is no JSON array: ${(error as Error).message}`)
+    }
+    summary = await userImport.importArray(users)
+  } else {
+    summary = await userImport.importNdjson(all())
+  }
+  const { imported, skipped } = summary
+  print(out, options, summary, [
+    `imported ${imported} user${imported === 1 ? '' : 's'}, skipped ${skipped.length}`,
+    ...skipped.map(({ line, reason }) => `line ${line}: ${reason}`)
+  ].join('\n'))
 }
 
 async function revokeSessions (store: AccountStore, idOrEmail: string, options: Options, out: Output) {

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import pinoPretty from 'pino-pretty'
 import account from '../plugins/app/account.js'
+import userImport from '../plugins/app/user-import.js'
 import clock from '../plugins/app/clock.js'
 import authentication from '../plugins/app/authentication.js'
 import identities from '../plugins/app/identities.js'
@@ -211,6 +212,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     passwordResetTtlSeconds: config.passwordResetTtlSeconds,
     emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
   })
+  // Users from other systems (POST /admin/users/import, account-service users import).
+  await fastify.register(userImport)
   await fastify.register(passkeys, { ...config.webauthn, requireEmailVerification: config.requireEmailVerification })
   // Sign-in with OpenID providers: discovery at start, each within OIDC_DISCOVERY_TIMEOUT.
   await fastify.register(oidc, { providers: config.oidc.providers, discoveryTimeoutSeconds: config.oidc.discoveryTimeoutSeconds })

@@ -11,6 +11,10 @@ export interface HashingPool {
 export type HashTask =
   | { op: 'hash', password: string, options: object }
   | { op: 'verify', password: string, passwordHash: string }
+  /** Imported hashes (core/passwords/hash-formats.ts), checked here too: off the event loop, at low priority, in the same bounded queue. */
+  | { op: 'bcrypt', password: string, passwordHash: string }
+  | { op: 'scrypt', password: string, salt: Uint8Array, hash: Uint8Array, N: number, r: number, p: number, maxmem: number }
+  | { op: 'pbkdf2', password: string, salt: Uint8Array, hash: Uint8Array, iterations: number, digest: string }
   /** Measures Argon2id on this thread; answers the parameters (JSON of Argon2Parameters) that take about targetMs. */
   | { op: 'calibrate', targetMs: number, minimum: Argon2Parameters }
 
@@ -38,6 +42,9 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { setPriority, constants } = require('node:os')
 const argon2 = require(workerData.argon2)
+const { pbkdf2Sync, scryptSync, timingSafeEqual } = require('node:crypto')
+// bcryptjs (pure JavaScript) is loaded at the first bcrypt hash only: most instances never see one.
+let bcrypt
 try { setPriority(constants.priority.PRIORITY_LOW) } catch {}
 // Argon2's time grows linearly with its passes at a fixed memory cost: one hash at the minimum (after a
 // warm-up, which pays for the first allocation) tells how many passes take about the target. The
@@ -51,11 +58,28 @@ function calibrate ({ targetMs, minimum }) {
   const timeCost = Math.max(minimum.timeCost, Math.round(minimum.timeCost * targetMs / measured))
   return JSON.stringify({ ...minimum, timeCost, expectedMs: Math.round(measured * timeCost / minimum.timeCost) })
 }
+// The derived key against the stored one in constant time (both have the stored key's length).
+function derivedMatches (derived, hash) {
+  return timingSafeEqual(derived, Buffer.from(hash))
+}
+function run (task) {
+  switch (task.op) {
+    case 'hash': return argon2.hashSync(task.password, task.options)
+    case 'calibrate': return calibrate(task)
+    case 'verify': return argon2.verifySync(task.passwordHash, task.password)
+    case 'bcrypt':
+      bcrypt ??= require(workerData.bcryptjs)
+      return bcrypt.compareSync(task.password, task.passwordHash)
+    case 'scrypt':
+      return derivedMatches(scryptSync(task.password, task.salt, task.hash.length, { N: task.N, r: task.r, p: task.p, maxmem: task.maxmem }), task.hash)
+    case 'pbkdf2':
+      return derivedMatches(pbkdf2Sync(task.password, task.salt, task.iterations, task.hash.length, task.digest), task.hash)
+    default: throw new Error('unknown task')
+  }
+}
 parentPort.on('message', ({ id, task }) => {
   try {
-    const result = task.op === 'hash'
-      ? argon2.hashSync(task.password, task.options)
-      : task.op === 'calibrate' ? calibrate(task) : argon2.verifySync(task.passwordHash, task.password)
+    const result = run(task)
     parentPort.postMessage({ id, result })
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message || error) })
@@ -82,6 +106,7 @@ export interface HashingPoolOptions {
 /** One thread per core; tasks wait in a bounded queue for a free thread. */
 export function createHashingPool ({ size = availableParallelism(), maxQueued = Infinity }: HashingPoolOptions = {}): HashingPool {
   const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2')
+  const bcryptjs = createRequire(import.meta.url).resolve('bcryptjs')
   const idle: Worker[] = []
   const queue: Array<{ id: number, task: HashTask }> = []
   const pending = new Map<number, Pending>()
@@ -93,7 +118,7 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
   const accepted = new Set<Promise<string | boolean>>()
 
   function spawnWorker () {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2 } })
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2, bcryptjs } })
     workers.add(worker)
     worker.on('message', ({ id, result, error }: { id: number, result?: string | boolean, error?: string }) => {
       running.delete(worker)

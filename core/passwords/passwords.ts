@@ -1,16 +1,23 @@
 import type { Algorithm } from '@node-rs/argon2'
 import type { SettingsStore } from '../../db/store.js'
 import type { Logger } from '../logger.js'
-import { createHashingPool, type Argon2Parameters, type HashingPool } from './hashing-pool.js'
+import { parseHash, SCRYPT_MAX_MEMORY } from './hash-formats.js'
+import { createHashingPool, type Argon2Parameters, type HashingPool, type HashTask } from './hashing-pool.js'
 import { OWASP_MINIMUM, phcPrefix, sharedParameters } from './parameters.js'
 
 export interface Passwords {
   hash (password: string): Promise<string>
-  /** True when `password` matches `passwordHash`; a malformed hash is a mismatch, never a crash. Throws 503 BUSY when the queue is full. */
+  /**
+   * True when `password` matches `passwordHash`: the service's Argon2id, or an imported bcrypt, Argon2, scrypt or
+   * PBKDF2 hash (core/passwords/hash-formats.ts). A malformed hash is a mismatch, never a crash. Throws 503 BUSY when the queue is full.
+   */
   verify (passwordHash: string, password: string): Promise<boolean>
   /** Spends the time of one verification against no user, so that an unknown email answers as slowly as a wrong password. Always false. */
   verifyNothing (password: string): Promise<false>
-  /** True when the stored hash was made with other parameters than the stored (calibrated) ones: it is then rehashed at the next login. */
+  /**
+   * True when the stored hash was made with other parameters than the stored (calibrated) ones, or is no Argon2id of
+   * this service at all (an imported hash): it is then rehashed at the next login.
+   */
   needsRehash (passwordHash: string): boolean
 }
 
@@ -73,8 +80,10 @@ async function startPasswords (pool: HashingPool, parameters: Argon2Parameters):
   const passwords: ClosablePasswords = {
     hash,
     async verify (passwordHash, password) {
+      const task = verification(passwordHash, password)
+      if (task === undefined) return false
       try {
-        return await pool.run({ op: 'verify', passwordHash, password }) === true
+        return await pool.run(task) === true
       } catch (error) {
         // A full queue is not a wrong password: the client is told to retry (503 BUSY).
         if ((error as { code?: string }).code === 'BUSY') throw error
@@ -89,4 +98,16 @@ async function startPasswords (pool: HashingPool, parameters: Argon2Parameters):
     close: () => pool.close()
   }
   return passwords
+}
+
+/** The hashing thread's check of `password` against a hash of any form the service verifies; undefined for no hash at all. */
+function verification (passwordHash: string, password: string): HashTask | undefined {
+  const parsed = parseHash(passwordHash)
+  if ('invalid' in parsed) return undefined
+  switch (parsed.family) {
+    case 'argon2': return { op: 'verify', passwordHash, password }
+    case 'bcrypt': return { op: 'bcrypt', passwordHash, password }
+    case 'scrypt': return { op: 'scrypt', password, salt: parsed.salt, hash: parsed.hash, N: parsed.N, r: parsed.r, p: parsed.p, maxmem: SCRYPT_MAX_MEMORY }
+    case 'pbkdf2': return { op: 'pbkdf2', password, salt: parsed.salt, hash: parsed.hash, iterations: parsed.iterations, digest: parsed.digest }
+  }
 }

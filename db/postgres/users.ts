@@ -1,6 +1,6 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, sql } from 'drizzle-orm'
-import type { NewUser, UserChanges } from '../store.js'
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm'
+import type { ImportedUser, ImportOutcome, NewUser, UserChanges } from '../store.js'
 import { users } from './schema.js'
 import { logRevocations } from './queries.js'
 import type { PostgresConnection } from './connection.js'
@@ -14,6 +14,32 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         const [created] = await c.db.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
         return created
       })
+    },
+
+    async importUsers (batch: ImportedUser[], now: Date) {
+      if (batch.length === 0) return []
+      return c.run(() => c.db.transaction(async (tx) => {
+        // One statement a batch; ON CONFLICT without a target skips a row that any unique index refuses
+        // (the email, the lower-cased username), a row earlier in the same batch included.
+        const inserted = await tx.insert(users)
+          .values(batch.map(user => ({ ...user, emailVerifiedAt: user.emailVerified ? now : null, createdAt: now, updatedAt: now })))
+          .onConflictDoNothing()
+          .returning({ email: users.email, username: users.username })
+        // Emails are unique: each written row is known by its email (and told from a same-email row of the batch by its username).
+        const unclaimed = new Map(inserted.map(row => [row.email, row.username]))
+        const missed = batch.filter(user => !unclaimed.has(user.email)).map(user => user.email)
+        const takenBefore = new Set(missed.length === 0
+          ? []
+          : (await tx.select({ email: users.email }).from(users).where(inArray(users.email, missed))).map(row => row.email))
+        return batch.map((user): ImportOutcome => {
+          if (unclaimed.has(user.email) && unclaimed.get(user.email) === user.username) {
+            unclaimed.delete(user.email)
+            return 'imported'
+          }
+          // Taken by a user before the batch, or by a row of the batch written before this one.
+          return takenBefore.has(user.email) || inserted.some(row => row.email === user.email) ? 'email_taken' : 'username_taken'
+        })
+      }))
     },
 
     async findUserById (id: number) {

@@ -34,6 +34,19 @@ export function prepareStatements (db: Db) {
       createdAt: placeholder('now'),
       updatedAt: placeholder('now')
     }).returning().prepare(),
+    // An imported user (UsersStore.importUsers): a taken email or username inserts nothing and returns no row.
+    importUser: db.insert(users).values({
+      firstName: placeholder('firstName'),
+      lastName: placeholder('lastName'),
+      username: placeholder('username'),
+      email: placeholder('email'),
+      passwordHash: placeholder('passwordHash'),
+      emailVerified: placeholder('emailVerified'),
+      // Milliseconds or null, as stored: a placeholder of the column itself maps its value as a Date, which null is not.
+      emailVerifiedAt: sql`${placeholder('emailVerifiedAtMs')}`,
+      createdAt: placeholder('now'),
+      updatedAt: placeholder('now')
+    }).onConflictDoNothing().returning({ id: users.id }).prepare(),
     insertRefreshToken: db.insert(refreshTokens).values({
       tokenHash: placeholder('tokenHash'),
       userId: placeholder('userId'),

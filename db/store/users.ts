@@ -19,10 +19,22 @@ export type NewUser = Pick<UserRecord, 'firstName' | 'lastName' | 'username' | '
 
 export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash' | 'emailVerified' | 'emailVerifiedAt'>>
 
+/** A user brought by an import (core/accounts/import.ts): its password hash may be another system's (or none). */
+export type ImportedUser = NewUser & Pick<UserRecord, 'emailVerified'>
+
+/** What became of one imported user: written, or not because its email or (case-insensitively) its username was taken. */
+export type ImportOutcome = 'imported' | 'email_taken' | 'username_taken'
+
 /** The users: their rows, found by id or email, changed one field set at a time. */
 export interface UsersStore {
   /** Throws DuplicateValueError when the email or (case-insensitively) the username is taken. */
   createUser (user: NewUser): Promise<UserRecord>
+  /**
+   * Writes a batch of imported users in one transaction, each unless its email or username is taken (by a
+   * user before, or one earlier in the batch); answers each one's outcome, in the batch's order. Never throws
+   * DuplicateValueError: a taken value skips its row only.
+   */
+  importUsers (users: ImportedUser[], now: Date): Promise<ImportOutcome[]>
   findUserById (id: number): Promise<UserRecord | undefined>
   findUserByEmail (email: string): Promise<UserRecord | undefined>
   /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */

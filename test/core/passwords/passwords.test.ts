@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from '../../../core/logger.js'
 import { HASH_PARAMETERS_SETTING } from '../../../core/passwords/parameters.js'
 import { ARGON2ID_OPTIONS, createPasswords, type PasswordsOptions } from '../../../core/passwords/passwords.js'
 import { testStore } from '../../fixtures/database.js'
+import { argon2Foreign, bcryptHash, pbkdf2Hash, scryptHash } from '../../fixtures/foreign-hashes.js'
 
 // OWASP's minimum, nothing measured: as the app's tests run (PASSWORD_HASH_TARGET=0ms).
 const options: PasswordsOptions = { queueMax: 100, hashTargetMs: 0 }
@@ -78,4 +79,31 @@ t.test('a start that fails (the store down) ends the threads it started', { skip
   }
   await t.rejects(createPasswords({ store: down, log: silentLogger }, options), /store down/)
   t.equal(readdirSync('/proc/self/task').length, before)
+})
+
+t.test('imported hashes of every family verify the right password only, and are rehashed at the next login', async (t) => {
+  const passwords = await start(t, await testStore(t))
+  const password = 'correct horse battery staple'
+  const hashes = {
+    bcrypt2a: bcryptHash(password, 4, '2a'),
+    bcrypt2b: bcryptHash(password, 5, '2b'),
+    bcrypt2y: bcryptHash(password, 4, '2y'),
+    argon2id: await argon2Foreign(password, { algorithm: 2 }),
+    argon2i: await argon2Foreign(password, { algorithm: 1 }),
+    argon2d: await argon2Foreign(password, { algorithm: 0 }),
+    argon2idVersion16: await argon2Foreign(password, { algorithm: 2, version: 0 }),
+    scrypt: scryptHash(password, { ln: 12, r: 8, p: 1 }),
+    pbkdf2sha1: pbkdf2Hash(password, { digest: 'sha1' }),
+    pbkdf2sha256: pbkdf2Hash(password, { digest: 'sha256' }),
+    pbkdf2sha512: pbkdf2Hash(password, { digest: 'sha512' }),
+    pbkdf2passlib: pbkdf2Hash(password, { digest: 'sha256', passlib: true })
+  }
+  for (const [family, hash] of Object.entries(hashes)) {
+    t.equal(await passwords.verify(hash, password), true, `${family} verifies`)
+    t.equal(await passwords.verify(hash, `${password}!`), false, `${family}: another password does not`)
+    t.equal(passwords.needsRehash(hash), true, `${family} is rehashed at the next login`)
+  }
+  // A flipped character of the stored key: a mismatch, never a crash.
+  const tampered = hashes.scrypt.slice(0, -2) + (hashes.scrypt.endsWith('A') ? 'B' : 'A') + hashes.scrypt.slice(-1)
+  t.equal(await passwords.verify(tampered, password), false)
 })
