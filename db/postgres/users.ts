@@ -1,8 +1,9 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, sql } from 'drizzle-orm'
-import type { NewUser, UserChanges } from '../store.js'
+import { and, asc, eq, gt, or, sql } from 'drizzle-orm'
+import type { NewUser, UserChanges, UserRole, UserSearch } from '../store.js'
+import { containsPattern } from '../user-search.js'
 import { users } from './schema.js'
-import { logRevocations } from './queries.js'
+import { logRevocations, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
 
 /** The users of the PostgreSQL store (db/store/users.ts). */
@@ -47,6 +48,35 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         .where(gt(users.id, page.afterId ?? 0))
         .orderBy(asc(users.id))
         .limit(page.limit))
+    },
+
+    async searchUsers ({ query, limit, afterId }: UserSearch) {
+      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
+      const matches = pattern === undefined
+        ? undefined
+        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+      return c.run(() => c.db.select().from(users)
+        .where(and(gt(users.id, afterId ?? 0), matches))
+        .orderBy(asc(users.id))
+        .limit(limit))
+    },
+
+    async setUserRole (userId: number, role: UserRole, now: Date) {
+      return c.run(async () => ((await c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
+    },
+
+    async disableUser (userId: number, now: Date) {
+      return c.run(() => c.transaction(async (tx) => {
+        const marked = await tx.update(users).set({ disabledAt: sql`coalesce(${users.disabledAt}, ${now})`, updatedAt: now })
+          .where(eq(users.id, userId)).returning({ id: users.id })
+        if (marked.length === 0) return undefined
+        return await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now, sql`,
+          voided as (${voidMfaChallenges(userId, now)})`)
+      }))
+    },
+
+    async enableUser (userId: number, now: Date) {
+      return c.run(async () => ((await c.db.update(users).set({ disabledAt: null, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
     },
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
