@@ -229,7 +229,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       async findAccount (_ctx, sub) {
         const user = await userOf(sub)
-        if (user === undefined) return undefined
+        // A disabled user is no account: no new authorization, no refresh, no userinfo for it.
+        if (user === undefined || user.disabledAt !== null) return undefined
         return { accountId: sub, claims: async () => claimsOfUser(user) }
       },
       // A first-party app (clients add --trusted) gets the scopes it asks for without a consent page.
