@@ -89,7 +89,8 @@ export async function changeRole (
   const changed = user.role !== role
   if (changed) {
     const { ip, userAgent, requestId } = actor.client
-    await store.recordSecurityEvent({ type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail: { from: user.role, to: role }, createdAt: now })
+    const detail = { user_id: userId, from: user.role, to: role }
+    await store.recordSecurityEvent({ type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail, createdAt: now })
   }
   return { user: { ...user, role }, changed }
 }
@@ -107,8 +108,9 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     return user
   }
 
-  const record = (actor: AdminActor, type: Parameters<SecurityEvents['record']>[0], userId: number | null, detail?: Record<string, unknown>) =>
-    securityEvents.record(type, actor.client, { userId, actorId: actor.adminId, detail })
+  // The target's id goes in detail too: an admin's rows outlive the user's deletion with user_id null (deleteUser).
+  const record = (actor: AdminActor, type: Parameters<SecurityEvents['record']>[0], userId: number | null, detail: Record<string, unknown> = {}) =>
+    securityEvents.record(type, actor.client, { userId, actorId: actor.adminId, detail: { user_id: userId, ...detail } })
 
   return {
     async authorize (user, sessionId, { change }) {

@@ -36,10 +36,14 @@ export function usersQueries (c: PostgresConnection): UsersStore {
       // The refresh tokens, sessions and one-time tokens go with the user (ON DELETE CASCADE); the
       // log row of each live session, written in the same statement, tells every instance they ended.
       const now = new Date()
-      const result = await c.run(() => c.db.execute<{ deleted: number }>(sql`
-        with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
-        deleted as (delete from users where id = ${id} returning id)
-        select count(*)::int as deleted from deleted`))
+      // The admin's rows are kept first, in a statement of their own: the cascade would otherwise take them.
+      const result = await c.run(() => c.transaction(async (tx) => {
+        await tx.execute(sql`update security_events set user_id = null where user_id = ${id} and actor_id is not null`)
+        return await tx.execute<{ deleted: number }>(sql`
+          with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
+          deleted as (delete from users where id = ${id} returning id)
+          select count(*)::int as deleted from deleted`)
+      }))
       return result.rows[0].deleted > 0
     },
 

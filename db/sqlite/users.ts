@@ -1,8 +1,8 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
 import type { NewUser, UserChanges, UserRole, UserSearch } from '../store.js'
 import { containsPattern } from '../user-search.js'
-import { refreshTokens, users } from './schema.js'
+import { refreshTokens, securityEvents, users } from './schema.js'
 import { logRevocations, firstRow, revokeTokens, voidMfaChallenges } from './queries.js'
 import type { SqliteConnection } from './connection.js'
 
@@ -34,6 +34,7 @@ export function usersQueries (c: SqliteConnection): UsersStore {
       const now = new Date()
       return c.run(() => c.db.transaction((tx) => {
         logRevocations(tx, and(eq(refreshTokens.userId, id), isNull(refreshTokens.revokedAt)), now, true)
+        tx.update(securityEvents).set({ userId: null }).where(and(eq(securityEvents.userId, id), isNotNull(securityEvents.actorId))).run()
         return tx.delete(users).where(eq(users.id, id)).run().changes > 0
       }, { behavior: 'immediate' }))
     },

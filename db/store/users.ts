@@ -42,7 +42,11 @@ export interface UsersStore {
   findUserByEmail (email: string): Promise<UserRecord | undefined>
   /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */
   updateUser (id: number, changes: UserChanges): Promise<UserRecord | undefined>
-  /** Deletes the user and, with it, every refresh token of theirs. False when there was no such user. */
+  /**
+   * Deletes the user and, with it, every refresh token and security event of theirs, but the events an
+   * admin acted in (actor_id set): those stay, with user_id null (the admin API's audit trail; their
+   * detail names the user). False when there was no such user.
+   */
   deleteUser (id: number): Promise<boolean>
   /** Users in id order, `limit` at a time, starting after `afterId` (keyset pagination for admin listings). */
   listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
