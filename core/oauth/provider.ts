@@ -1,5 +1,5 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
+import Provider, { interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
@@ -89,6 +89,20 @@ function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
  * revocation from the cached list. The provider is built again when the signing key rotates: its
  * keystore is fixed at construction, and every state it keeps is in the store.
  */
+/**
+ * oidc-provider's policy with one more reason to ask for a sign-in: the browser's provider session names
+ * an account findAccount no longer gives (deleted, or disabled by an operator). Without it, single sign-on
+ * would go on to the consent checks with no account and fail (500); with it, the person signs in again,
+ * which a disabled account cannot.
+ */
+function signInPolicy (): ReturnType<typeof interactionPolicy.base> {
+  const policy = interactionPolicy.base()
+  const { Check } = interactionPolicy
+  policy.get('login')?.checks.add(new Check('account_unavailable', 'The account of the session is gone or disabled', (ctx) =>
+    ctx.oidc.session?.accountId !== undefined && ctx.oidc.account === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT), 0)
+  return policy
+}
+
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
   const { store, accessTokens, statusLists, grantSessions, clock, log } = deps
   const Adapter = createAdapterClass({ store, grantSessions, clock })
@@ -176,7 +190,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       cookies: { keys: cookieKeys },
       routes: OAUTH_ROUTES,
-      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
+      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: signInPolicy() },
       ttl: {
         AccessToken: options.accessTokenTtlSeconds,
         ClientCredentials: options.accessTokenTtlSeconds,
