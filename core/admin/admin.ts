@@ -2,18 +2,15 @@ import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, 
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
 import { AdminOnlyError, MfaEnrollmentRequiredError, UserNotFoundError } from '../errors.js'
-import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { SecurityEvents } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
 import { invitationMail } from '../mails.js'
 import type { Mfa } from '../mfa/mfa.js'
 import { isGrantSession } from '../oauth/grant-sessions.js'
+import { changeRole, type AdminActor } from './roles.js'
 import type { Sessions } from '../sessions/sessions.js'
 
-/** The admin acting (its user id; null from the CLI on the host) and the request it acts through. */
-export interface AdminActor {
-  adminId: number | null
-  client: Client
-}
+export { changeRole, type AdminActor } from './roles.js'
 
 /** A user as an admin reads it: the row, its live sessions (logins apart from apps' grants), identities and second factors. */
 export interface AdminUserDetails {
@@ -75,24 +72,6 @@ export interface AdminDependencies {
   securityEvents: Pick<SecurityEvents, 'record'>
   mfa: Pick<Mfa, 'status'>
   mailer: Pick<Mailer, 'forOutbox' | 'wake'>
-}
-
-/**
- * Sets a user's role and records `role_changed` (with the acting admin, null from the CLI). The one
- * rule of a role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.
- */
-export async function changeRole (
-  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'recordSecurityEvent'>, userId: number, role: UserRole, actor: AdminActor, now: Date
-): Promise<{ user: UserRecord, changed: boolean }> {
-  const user = await store.findUserById(userId)
-  if (user === undefined || !await store.setUserRole(userId, role, now)) throw new UserNotFoundError()
-  const changed = user.role !== role
-  if (changed) {
-    const { ip, userAgent, requestId } = actor.client
-    const detail = { user_id: userId, from: user.role, to: role }
-    await store.recordSecurityEvent({ type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail, createdAt: now })
-  }
-  return { user: { ...user, role }, changed }
 }
 
 /**
