@@ -4,6 +4,24 @@ import { testClock } from '../fixtures/clock.js'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { credentials, loggedInUser, logIn } from '../fixtures/factories.js'
 import { enableTotp } from '../fixtures/mfa.js'
+import { SoftwareCredential } from '../fixtures/authenticator.js'
+import type { FastifyInstance } from 'fastify'
+import type { Variant } from '../../core/config.js'
+import type { Session } from '../fixtures/factories.js'
+
+/** Registers a software passkey for the session's user (test/routes/passkeys.test.ts does the same). */
+async function addPasskey (server: FastifyInstance, variant: Variant, session: Session): Promise<SoftwareCredential> {
+  const credential = new SoftwareCredential()
+  const offered = await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, session) })
+  const created = await server.inject({ method: 'POST', url: '/auth/passkeys', ...credentials(variant, session), payload: credential.register(offered.json()) })
+  if (created.statusCode !== 201) throw new Error(`passkey registration: ${created.statusCode} ${created.body}`)
+  return credential
+}
+
+async function passkeyLogin (server: FastifyInstance, credential: SoftwareCredential) {
+  const options = await server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })
+  return await server.inject({ method: 'POST', url: '/auth/passkeys/login', payload: credential.assert(options.json()) as object })
+}
 
 for (const variant of ['header', 'cookie'] as const) {
   t.test(`${variant} variant: who may use /admin`, async (t) => {
@@ -40,6 +58,22 @@ for (const variant of ['header', 'cookie'] as const) {
     t.equal(refused.json().code, 'MFA_ENROLLMENT_REQUIRED')
     await enableTotp(server, variant, admin)
     t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 200, 'with TOTP on: 200')
+  })
+
+  t.test(`${variant} variant: a passkey is a second factor for ADMIN_REQUIRE_MFA; a disabled account's passkey login is refused`, async (t) => {
+    const server = await build(t, { variant, env: { ADMIN_REQUIRE_MFA: 'true' } })
+    const admin = await adminSession(server, variant)
+    t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 403)
+    await addPasskey(server, variant, admin)
+    t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 200, 'with a passkey: 200')
+
+    const user = await loggedInUser(server, variant)
+    const credential = await addPasskey(server, variant, user)
+    t.equal((await passkeyLogin(server, credential)).statusCode, 200)
+    t.equal((await adminRequest(server, variant, admin, 'POST', `/admin/users/${user.user.id}/disable`)).statusCode, 204)
+    const refused = await passkeyLogin(server, credential)
+    t.equal(refused.statusCode, 403)
+    t.equal(refused.json().code, 'ACCOUNT_DISABLED')
   })
 
   t.test(`${variant} variant: a change needs a fresh session; reading does not`, async (t) => {
