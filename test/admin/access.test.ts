@@ -133,3 +133,17 @@ for (const variant of ['header', 'cookie'] as const) {
     t.equal(login.json().code, 'ACCOUNT_DISABLED', 'no new second step for a disabled account')
   })
 }
+
+t.test('admin changes are limited per admin (RATE_LIMIT_ACCOUNT_MAX per window): 429 with Retry-After', async (t) => {
+  const server = await build(t, { variant: 'header', env: { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_ACCOUNT_MAX: '2' } })
+  const admin = await adminSession(server, 'header')
+  const user = await loggedInUser(server, 'header')
+  const disable = () => adminRequest(server, 'header', admin, 'POST', `/admin/users/${user.user.id}/disable`)
+  t.equal((await disable()).statusCode, 204)
+  t.equal((await disable()).statusCode, 204)
+  const limited = await disable()
+  t.equal(limited.statusCode, 429)
+  t.equal(limited.json().code, 'RATE_LIMITED')
+  t.ok(limited.headers['retry-after'])
+  t.equal((await adminRequest(server, 'header', admin, 'GET', '/admin/users')).statusCode, 200, 'reading is not limited')
+})
