@@ -62,6 +62,8 @@ const EnvironmentSchema = Type.Object({
   WEBAUTHN_ORIGINS: Type.Optional(Type.String()),
   STATUS_LIST_TTL: Duration('30s'),
   REQUIRE_EMAIL_VERIFICATION: Type.Boolean({ default: false }),
+  // No default here: it follows NODE_ENV (on in production), see loadConfig.
+  ADMIN_REQUIRE_MFA: Type.Optional(Type.Boolean()),
   PASSWORD_RESET_TTL: Duration('30m'),
   EMAIL_VERIFICATION_TTL: Duration('24h'),
   MFA_TOKEN_TTL: Duration('5m'),
@@ -164,6 +166,8 @@ export interface Config {
   /** The passkey relying party (WebAuthn): its id (a domain), the name authenticators show, and the origins a ceremony may come from. */
   webauthn: { rpId: string, rpName: string, origins: string[] }
   requireEmailVerification: boolean
+  /** ADMIN_REQUIRE_MFA: an admin without a second factor (TOTP on, or a passkey) gets 403 MFA_ENROLLMENT_REQUIRED at /admin. */
+  adminRequireMfa: boolean
   passwordResetTtlSeconds: number
   emailVerificationTtlSeconds: number
   /** How long the mfa_token of a login answered MFA_REQUIRED may be used at POST /auth/mfa/verify. */
@@ -317,6 +321,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     webhooks,
     webauthn,
     requireEmailVerification: env.REQUIRE_EMAIL_VERIFICATION,
+    adminRequireMfa: env.ADMIN_REQUIRE_MFA ?? env.NODE_ENV === 'production',
     passwordResetTtlSeconds,
     emailVerificationTtlSeconds,
     mfaTokenTtlSeconds,

@@ -22,6 +22,17 @@ export function resetMail (to: string, link: string, ttlSeconds: number): MailMe
   }
 }
 
+/** An account an administrator made for `to`: the link (a password-reset token) sets its first password. */
+export function invitationMail (to: string, link: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'You have been invited: choose your password',
+    text: `An administrator created an account for ${to}.\n\n` +
+      `To choose its password, open this link within ${minutes(ttlSeconds)}:\n\n${link}\n\n` +
+      'The link works once. If you did not expect this invitation, ignore this mail: nobody can sign in to the account without the link.\n'
+  }
+}
+
 export function verificationMail (to: string, link: string, ttlSeconds: number): MailMessage {
   return {
     to,

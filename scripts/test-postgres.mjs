@@ -21,6 +21,8 @@ export const POSTGRES_TESTS = [
   // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two, and its pages.
   'test/oauth/*.test.ts',
   'test/e2e/oauth-browser.test.ts',
+  // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
+  'test/admin/*.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts'
 ]

@@ -1,7 +1,9 @@
 import { createReadStream } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { describeDatabase } from '../db/database-url.js'
-import { StoreUnavailableError, type AccountStore, type SigningKeyRecord, type UserRecord } from '../db/store.js'
+import { StoreUnavailableError, USER_ROLES, type AccountStore, type SigningKeyRecord, type UserRecord, type UserRole } from '../db/store.js'
+import { changeRole } from '../core/admin/roles.js'
+import { SECURITY_EVENT_TYPES } from '../core/events/types.js'
 import { visible, visibleJson } from '../core/control-characters.js'
 import { CLIENT_GRANTS, newClient, type ClientGrant, type NewClient } from '../core/oauth/clients.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
@@ -28,6 +30,9 @@ Commands:
   users import <file>         import users from another system, with their password hashes (bcrypt, Argon2, scrypt, PBKDF2):
                               NDJSON, one user a line (streamed), or a JSON array; - reads standard input. Prints how many
                               were imported and each line skipped with its reason (a bad line or a taken email never stops it)
+  users set-role <id|email> <role>
+                              make a user an admin (role admin) or not (role user); recorded as a security event
+                              (role_changed). Admins use the admin API (/admin)
   sessions revoke <id|email>  end every session of a user (access tokens live until they expire)
   mfa reset <id|email>        turn off a user's TOTP and void its recovery codes (support, for a lost authenticator);
                               the next login asks for the password only. Recorded as a security event
@@ -35,6 +40,8 @@ Commands:
                               (never below OWASP's minimum); instances hash with them after their next start, and rehash
                               each password at its next login
   events <id|email>           a user's security events, newest first (--limit, --before <event id> for older ones)
+  events export               every security event (every user's, and every admin action), newest first, one JSON object
+                              a line (NDJSON), read page by page (--user <id|email>, --type <type>, --before <event id>)
   clients add <name>          register an app with the OAuth provider (--redirect-uri, required with the authorization_code
                               grant; --post-logout-redirect-uri; --public; --trusted; --grant); prints its client_id and,
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
@@ -46,6 +53,8 @@ Options:
   --limit <n>        users list: at most n users (default 50)
   --after <id>       users list: start after this id
   --before <id>      events: only events older than this event id
+  --user <id|email>  events export: only this user's events
+  --type <type>      events export: only events of this type (login, account_disabled, role_changed, ...)
   --redirect-uri <url>
                      clients add: an absolute http(s) URL the app receives its codes at (repeatable)
   --post-logout-redirect-uri <url>
@@ -71,6 +80,8 @@ interface Options {
   limit?: string
   after?: string
   before?: string
+  user?: string
+  type?: string
   redirectUris: string[]
   postLogoutRedirectUris: string[]
   public: boolean
@@ -109,6 +120,8 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
         limit: { type: 'string' },
         after: { type: 'string' },
         before: { type: 'string' },
+        user: { type: 'string' },
+        type: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
         'post-logout-redirect-uri': { type: 'string', multiple: true },
         public: { type: 'boolean', default: false },
@@ -142,6 +155,8 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     limit: values.limit,
     after: values.after,
     before: values.before,
+    user: values.user,
+    type: values.type,
     redirectUris: values['redirect-uri'] ?? [],
     postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
     public: values.public,
@@ -217,6 +232,12 @@ function commandFor (positionals: string[], options: Options): Command {
     case 'users show':
       expect(3, 'users show <id|email>')
       return async (store, options, out) => { const user = await findUser(store, argument); print(out, options, describeUser(user), formatUser(user)) }
+    case 'users set-role': {
+      expect(4, `users set-role <id|email> <${USER_ROLES.join('|')}>`)
+      const role = positionals[3]
+      if (!(USER_ROLES as readonly string[]).includes(role)) throw new UsageError(`unknown role ${role}; one of ${USER_ROLES.join(', ')}`)
+      return async (store, options, out) => setRole(store, argument, role as UserRole, options, out)
+    }
     case 'users delete':
       expect(3, 'users delete <id>')
       return async (store, options, out) => deleteUser(store, parseId(argument), options, out)
@@ -233,6 +254,13 @@ function commandFor (positionals: string[], options: Options): Command {
       expect(2, 'hash calibrate')
       return calibrateHash
     case 'events':
+      if (action === 'export') {
+        expect(2, 'events export [--user id|email] [--type type] [--before event-id]')
+        if (options.type !== undefined && !(SECURITY_EVENT_TYPES as readonly string[]).includes(options.type)) {
+          throw new UsageError(`unknown event type ${options.type}; one of ${SECURITY_EVENT_TYPES.join(', ')}`)
+        }
+        return exportEvents
+      }
       expect(2, 'events <id|email> [--limit n] [--before event-id]')
       return async (store, options, out) => listEvents(store, action, options, out)
     case 'clients add': {
@@ -361,6 +389,42 @@ async function resetMfa (store: AccountStore, idOrEmail: string, options: Option
     : `user ${user.id} (${visible(user.email)}) had no TOTP turned on${removed ? ' (a setup not yet confirmed was removed)' : ''}; nothing to reset`)
 }
 
+async function setRole (store: AccountStore, idOrEmail: string, role: UserRole, options: Options, out: Output) {
+  const user = await findUser(store, idOrEmail)
+  const { changed } = await changeRole(store, user.id, role, { adminId: null, client: { ip: null, userAgent: 'account-service CLI', requestId: null } }, new Date())
+  print(out, options, { userId: user.id, role, changed }, changed
+    ? `user ${user.id} (${visible(user.email)}) is now ${role === 'admin' ? 'an admin' : 'a user'} (was ${user.role})`
+    : `user ${user.id} (${visible(user.email)}) already had the role ${role}; nothing changed`)
+}
+
+/** How many events an export reads at a time: memory stays flat however long the trail. */
+const EXPORT_PAGE = 500
+
+/** NDJSON of every event matching the filters, newest first, written page by page. */
+async function exportEvents (store: AccountStore, options: Options, out: Output) {
+  const userId = options.user === undefined ? undefined : (await findUser(store, options.user)).id
+  let beforeId = options.before === undefined ? undefined : parsePositiveInteger(options.before, '--before')
+  for (;;) {
+    const page = await store.searchSecurityEvents({ userId, type: options.type, beforeId, limit: EXPORT_PAGE })
+    for (const event of page) {
+      out(JSON.stringify({
+        id: event.id,
+        type: event.type,
+        user_id: event.userId,
+        actor_id: event.actorId,
+        session_id: event.sessionId,
+        ip: event.ip,
+        user_agent: event.userAgent,
+        request_id: event.requestId,
+        detail: event.detail,
+        created_at: event.createdAt.toISOString()
+      }))
+    }
+    if (page.length < EXPORT_PAGE) return
+    beforeId = page[page.length - 1].id
+  }
+}
+
 async function listEvents (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
   const user = await findUser(store, idOrEmail)
   const limit = parsePositiveInteger(options.limit ?? '50', '--limit')
@@ -476,8 +540,11 @@ function describeUser (user: UserRecord) {
     username: user.username,
     first_name: user.firstName,
     last_name: user.lastName,
+    role: user.role,
+    disabled: user.disabledAt !== null,
     created_at: user.createdAt.toISOString(),
-    updated_at: user.updatedAt.toISOString()
+    updated_at: user.updatedAt.toISOString(),
+    last_login_at: user.lastLoginAt?.toISOString() ?? null
   }
 }
 

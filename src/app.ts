@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import pinoPretty from 'pino-pretty'
 import account from '../plugins/app/account.js'
+import admin from '../plugins/app/admin.js'
 import userImport from '../plugins/app/user-import.js'
 import clock from '../plugins/app/clock.js'
 import authentication from '../plugins/app/authentication.js'
@@ -31,6 +32,7 @@ import rateLimit from '../plugins/external/rate-limit.js'
 import redis from '../plugins/external/redis.js'
 import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
+import adminRoutes from '../routes/admin/index.js'
 import api from '../routes/index.js'
 import pages, { pageLayout } from '../routes/pages/index.js'
 import oauthRoutes from '../routes/oauth/index.js'
@@ -218,6 +220,12 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   // Sign-in with OpenID providers: discovery at start, each within OIDC_DISCOVERY_TIMEOUT.
   await fastify.register(oidc, { providers: config.oidc.providers, discoveryTimeoutSeconds: config.oidc.discoveryTimeoutSeconds })
   await fastify.register(identities)
+  await fastify.register(admin, {
+    requireMfa: config.adminRequireMfa,
+    publicUrl: config.mail.publicUrl,
+    passwordResetTtlSeconds: config.passwordResetTtlSeconds,
+    emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
+  })
   // The OAuth 2.1 / OpenID provider for other apps: the sign-in page calls the API of the mount the pages use.
   const mounted = mounts ?? [{ variant: config.variant, prefix: '' }]
   const { apiPrefix } = pageLayout(mounted)
@@ -236,6 +244,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   await fastify.register(wellKnownRoutes)
   await fastify.register(statusListRoutes)
   await fastify.register(oauthRoutes, { config, variant: pageVariant, apiPrefix })
+  // The admin API: once, at /admin, taking the access token of the mount the pages use.
+  await fastify.register(adminRoutes, { prefix: '/admin', config, variant: pageVariant, apiPrefix })
   for (const { variant, prefix } of mounted) {
     await fastify.register(api, { prefix, variant, config })
   }

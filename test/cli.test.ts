@@ -84,7 +84,7 @@ t.test('users list, show, delete against a store the service wrote', async (t) =
   t.equal(listed.code, 0, listed.stderr)
   const all = JSON.parse(listed.stdout)
   t.same(all.map((user: { id: number }) => user.id), users.map(user => user.id))
-  t.same(Object.keys(all[0]).sort(), ['created_at', 'email', 'first_name', 'id', 'last_name', 'updated_at', 'username'], 'no password hash')
+  t.same(Object.keys(all[0]).sort(), ['created_at', 'disabled', 'email', 'first_name', 'id', 'last_login_at', 'last_name', 'role', 'updated_at', 'username'], 'no password hash')
   const page = JSON.parse((await cli(databaseUrl, 'users', 'list', '--json', '--limit', '1', '--after', String(users[0].id))).stdout)
   t.same(page.map((user: { id: number }) => user.id), [users[1].id], 'pages by --limit and --after')
 
@@ -170,4 +170,54 @@ t.test('keys rotate adds a key that new access tokens are signed with', async (t
   const session = await loggedInUser(after, 'cookie')
   const header = JSON.parse(Buffer.from(session.accessToken.split('.')[0], 'base64url').toString())
   t.equal(header.kid, newKid, 'new tokens carry the new key id')
+})
+
+t.test('users set-role makes a user an admin (recorded as role_changed) who may then use /admin; a wrong role is a usage error', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const session = await loggedInUser(server, 'cookie')
+  const adminUsers = () => server.inject({ method: 'GET', url: '/admin/users', cookies: { accessToken: session.accessToken } })
+  t.equal((await adminUsers()).statusCode, 403, 'a user is no admin')
+
+  const granted = await cli(databaseUrl, 'users', 'set-role', session.user.email, 'admin')
+  t.equal(granted.code, 0, granted.stderr)
+  t.match(granted.stdout, `user ${session.user.id} (${session.user.email}) is now an admin (was user)`)
+  t.equal((await adminUsers()).statusCode, 200, 'the role is read at the next request')
+  t.match(JSON.parse((await cli(databaseUrl, 'users', 'show', String(session.user.id), '--json')).stdout), { role: 'admin', disabled: false, last_login_at: String })
+  t.match((await cli(databaseUrl, 'users', 'set-role', String(session.user.id), 'admin')).stdout, /already had the role admin; nothing changed/)
+
+  const events = await cli(databaseUrl, 'events', 'export', '--type', 'role_changed')
+  t.equal(events.code, 0, events.stderr)
+  const lines = events.stdout.trim().split('\n').map(line => JSON.parse(line))
+  t.match(lines, [{ type: 'role_changed', user_id: session.user.id, actor_id: null, detail: { from: 'user', to: 'admin' } }], 'once: setting the same role again records nothing')
+
+  t.equal((await cli(databaseUrl, 'users', 'set-role', session.user.email, 'root')).code, 2, 'an unknown role: 2')
+  t.equal((await cli(databaseUrl, 'users', 'set-role', session.user.email)).code, 2, 'no role: 2')
+  t.equal((await cli(databaseUrl, 'users', 'set-role', 'nobody@example.com', 'admin')).code, 1, 'no such user: 1')
+})
+
+t.test('events export prints every event as NDJSON, page by page, filtered by user, type and before', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const server = await build(t, { env: { DATABASE_URL: databaseUrl } })
+  const ada = await loggedInUser(server, 'cookie')
+  const bob = await loggedInUser(server, 'cookie')
+  const record = (userId: number, index: number) => server.store.recordSecurityEvent({
+    type: 'login_failed', userId, sessionId: null, ip: null, userAgent: null, requestId: null, detail: { index }, createdAt: new Date()
+  })
+  // More than a page (500) of one user's events.
+  for (let index = 0; index < 520; index++) await record(ada.user.id, index)
+
+  const all = await cli(databaseUrl, 'events', 'export')
+  t.equal(all.code, 0, all.stderr)
+  const events = all.stdout.trim().split('\n').map(line => JSON.parse(line))
+  t.ok(events.length >= 522, `every event across pages (${events.length})`)
+  t.ok(events.every((event, index) => index === 0 || event.id < events[index - 1].id), 'newest first, no repeats')
+  t.ok(events.some(event => event.user_id === bob.user.id && event.type === 'login'), 'every user\'s')
+  const bobs = (await cli(databaseUrl, 'events', 'export', '--user', bob.user.email)).stdout.trim().split('\n').map(line => JSON.parse(line))
+  t.ok(bobs.length > 0 && bobs.every(event => event.user_id === bob.user.id), '--user')
+  const failures = (await cli(databaseUrl, 'events', 'export', '--type', 'login_failed')).stdout.trim().split('\n')
+  t.equal(failures.length, 520, '--type')
+  const older = (await cli(databaseUrl, 'events', 'export', '--type', 'login_failed', '--before', String(events[0].id))).stdout.trim().split('\n').map(line => JSON.parse(line))
+  t.ok(older.every(event => event.id < events[0].id), '--before')
+  t.equal((await cli(databaseUrl, 'events', 'export', '--type', 'nonsense')).code, 2, 'an unknown type: 2')
 })

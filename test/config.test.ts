@@ -166,3 +166,12 @@ t.test('DOCS follows NODE_ENV; METRICS_PORT and METRICS_HOST; SIGNING_KEY_ENCRYP
     t.throws(() => loadConfig({ SIGNING_KEY_ENCRYPTION_KEY: bad }), /^Invalid setting: SIGNING_KEY_ENCRYPTION_KEY /, `${bad} refused`)
   }
 })
+
+t.test('ADMIN_REQUIRE_MFA follows NODE_ENV (on in production) unless set', async (t) => {
+  t.equal(loadConfig({ NODE_ENV: 'production' }).adminRequireMfa, true)
+  t.equal(loadConfig({ NODE_ENV: 'development' }).adminRequireMfa, false)
+  t.equal(loadConfig({ NODE_ENV: 'test' }).adminRequireMfa, false)
+  t.equal(loadConfig({ NODE_ENV: 'production', ADMIN_REQUIRE_MFA: 'false' }).adminRequireMfa, false)
+  t.equal(loadConfig({ NODE_ENV: 'development', ADMIN_REQUIRE_MFA: 'true' }).adminRequireMfa, true)
+  t.throws(() => loadConfig({ ADMIN_REQUIRE_MFA: 'maybe' }), /ADMIN_REQUIRE_MFA/)
+})

@@ -1,5 +1,5 @@
 import type { AccountStore, UserRecord } from '../../db/store.js'
-import { EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
+import { AccountDisabledError, EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
 import type { LoginThrottle, Reservation } from '../lockout/login-throttle.js'
 import type { Logger } from '../logger.js'
 import { MFA_MAX_WRONG_CODES, type Mfa, type MfaVerdict } from '../mfa/mfa.js'
@@ -11,7 +11,8 @@ export interface Authentication {
   /**
    * Email and password to a new session: 401 INVALID_CREDENTIALS (the same for an unknown email
    * and a wrong password), 429 while the account is locked, 403 EMAIL_NOT_VERIFIED (only after
-   * the password matched) with REQUIRE_EMAIL_VERIFICATION.
+   * the password matched) with REQUIRE_EMAIL_VERIFICATION, 403 ACCOUNT_DISABLED (also only after it matched)
+   * while an operator has disabled the account.
    */
   logIn (email: string, password: string, client: Client): Promise<{ user: UserRecord, session: StartedSession }>
   /**
@@ -129,6 +130,8 @@ export function createAuthentication (
       // failures so far (wrong codes among them) stay until a code passes.
       if (secondStep) await loginThrottle.release(email, reservation)
       else await loginThrottle.succeeded(email)
+      // Only after the password matched: the refusal tells a guesser nothing about the account.
+      if (user.disabledAt !== null) throw new AccountDisabledError()
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
       if (passwords.needsRehash(passwordHash)) {
         // Hash parameters were raised since this password was set: only now do we hold the password to rehash it.
@@ -148,6 +151,8 @@ export function createAuthentication (
       const challenge = await mfa.openChallenge(mfaToken)
       const user = challenge === undefined ? undefined : await store.findUserById(challenge.userId)
       if (user === undefined) throw new InvalidMfaTokenError()
+      // Disabling voids the pending challenges; this covers a challenge opened in the same instant.
+      if (user.disabledAt !== null) throw new AccountDisabledError()
       // Under the same lockout as the password: a wrong code is a failed login of the account.
       const reservation = await loginThrottle.reserve(user.email)
       const verdict = await settled(user.email, reservation, () => mfa.attempt(mfaToken, user, code))

@@ -12,6 +12,8 @@ export interface EventSubject {
   userId: number | null
   sessionId?: string | null
   detail?: Record<string, unknown>
+  /** The admin who acted (admin API, CLI). */
+  actorId?: number | null
 }
 
 export interface SecurityEvents {
@@ -43,8 +45,8 @@ export interface SecurityEventsDependencies {
  */
 export function createSecurityEvents ({ store, clock, log, webhooks }: SecurityEventsDependencies): SecurityEvents {
   return {
-    async record (type, client, { userId, sessionId = null, detail }) {
-      log.info({ event: type, userId, sessionId, ip: client.ip, reqId: client.requestId }, `security event: ${type}`)
+    async record (type, client, { userId, sessionId = null, detail, actorId = null }) {
+      log.info({ event: type, userId, sessionId, actorId: actorId ?? undefined, ip: client.ip, reqId: client.requestId }, `security event: ${type}`)
       try {
         await store.recordSecurityEvent({
           type,
@@ -54,6 +56,7 @@ export function createSecurityEvents ({ store, clock, log, webhooks }: SecurityE
           userAgent: client.userAgent,
           requestId: client.requestId,
           detail: detail ?? null,
+          actorId,
           createdAt: currentDate(clock)
         })
       } catch (error) {

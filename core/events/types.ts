@@ -6,7 +6,10 @@ export const SECURITY_EVENT_TYPES = [
   'session_revoked', 'refresh_token_reused', 'reauthenticated', 'identity_linked', 'identity_unlinked',
   'passkey_added', 'passkey_removed', 'passkey_login', 'passkey_counter_regressed',
   'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed',
-  'oauth_consent_granted', 'oauth_consent_revoked'
+  'oauth_consent_granted', 'oauth_consent_revoked',
+  // An admin's actions (admin API, CLI), with the admin as actor_id.
+  'admin_user_created', 'account_disabled', 'account_enabled', 'admin_sessions_revoked', 'admin_mfa_reset',
+  'admin_user_deleted', 'role_changed'
 ] as const
 
 export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]

@@ -2,7 +2,7 @@ import { currentDate, type Clock } from '../clock.js'
 import { DuplicateValueError, IdentityTakenError, type AccountStore, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
 import { withoutControlCharacters } from '../control-characters.js'
-import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../errors.js'
+import { AccountDisabledError, IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../errors.js'
 import { signInMethodNotice } from '../mails.js'
 import { candidateUsername } from '../oidc/usernames.js'
 import { newLoginCode, providerOfLoginCode, verifierMatches } from '../oidc/login-code.js'
@@ -174,6 +174,7 @@ export function createIdentities ({ store, clock, sessions, securityEvents, acco
     },
 
     async signIn (user, provider, client) {
+      if (user.disabledAt !== null) throw new AccountDisabledError()
       // With TOTP on, the provider is the first factor only: no session before the code.
       if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, provider) }
       const session = await sessions.start(user.id, client)

@@ -44,7 +44,7 @@ export function createGrantSessions ({ store, revocations, clock }: GrantSession
       const id = grantSessionId(grantId)
       const userId = Number(accountId)
       if (!Number.isSafeInteger(userId)) throw new Error(`a grant for account ${accountId}, not a user id`)
-      await store.startSession({ id, userId, userAgent: `app ${clientId}`, ip: null },
+      await store.startSession({ id, userId, userAgent: `app ${clientId}`, ip: null, login: false },
         { tokenHash: hashToken(newRandomToken()), userId, familyId: id, expiresAt }, currentDate(clock))
       return await assignRandomStatusIndex(store, id)
     },

@@ -90,6 +90,22 @@ function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
  * revocation from the cached list. The provider is built again when the signing key rotates: its
  * keystore is fixed at construction, and every state it keeps is in the store.
  */
+/**
+ * oidc-provider's policy with one more reason to ask for a sign-in: the browser's provider session names
+ * an account findAccount no longer gives (deleted, or disabled by an operator). Without it, single sign-on
+ * would go on to the consent checks with no account and fail (500); with it, the person signs in again,
+ * which a disabled account cannot.
+ */
+type InteractionPolicy = typeof import('oidc-provider').interactionPolicy
+
+function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<InteractionPolicy['base']> {
+  const policy = interactionPolicy.base()
+  const { Check } = interactionPolicy
+  policy.get('login')?.checks.add(new Check('account_unavailable', 'The account of the session is gone or disabled', (ctx) =>
+    ctx.oidc.session?.accountId !== undefined && ctx.oidc.account === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT), 0)
+  return policy
+}
+
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
   const { store, accessTokens, statusLists, grantSessions, clock, log } = deps
   const Adapter = createAdapterClass({ store, grantSessions, clock })
@@ -151,7 +167,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     ctx.body = { statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message }
   }
 
-  function build (ProviderClass: typeof Provider, cookieKeys: string[]): Provider {
+  function build ({ default: ProviderClass, interactionPolicy }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
     const jwk = accessTokens.signingJwk
     const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
@@ -178,7 +194,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       cookies: { keys: cookieKeys },
       routes: OAUTH_ROUTES,
-      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid) },
+      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: signInPolicy(interactionPolicy) },
       ttl: {
         AccessToken: options.accessTokenTtlSeconds,
         ClientCredentials: options.accessTokenTtlSeconds,
@@ -231,7 +247,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       async findAccount (_ctx, sub) {
         const user = await userOf(sub)
-        if (user === undefined) return undefined
+        // A disabled user is no account: no new authorization, no refresh, no userinfo for it.
+        if (user === undefined || user.disabledAt !== null) return undefined
         return { accountId: sub, claims: async () => claimsOfUser(user) }
       },
       // A first-party app (clients add --trusted) gets the scopes it asks for without a consent page.
@@ -283,8 +300,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     if (built?.kid !== kid) {
       // Loaded on first use: the start stays quick, and Node 20 hears oidc-provider's "Unsupported runtime"
       // only when an app first signs in (never beside a setting's one-line refusal at start).
-      const { default: ProviderClass } = await import('oidc-provider')
-      const provider = build(ProviderClass, keys)
+      const provider = build(await import('oidc-provider'), keys)
       built = { provider, callback: provider.callback(), kid }
     }
     return built.provider

@@ -6,7 +6,7 @@ import type {
 import { currentDate, type Clock } from '../clock.js'
 import type { PasskeyRecord, PasskeysStore, UserRecord, UsersStore } from '../../db/store.js'
 import {
-  EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
+  AccountDisabledError, EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
 } from '../errors.js'
 import { signInMethodNotice } from '../mails.js'
@@ -222,6 +222,7 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
       const passkey = await verifiedAssertion(response, client)
       const user = await store.findUserById(passkey.userId)
       if (user === undefined) throw new InvalidPasskeyError()
+      if (user.disabledAt !== null) throw new AccountDisabledError()
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
       // The owner is in: a lockout that password guesses caused ends, as after a password reset.
       await loginThrottle.succeeded(user.email)

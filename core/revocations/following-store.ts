@@ -12,7 +12,7 @@ export interface RevocationFollower {
  * The store as every plugin and route sees it (plugins/app/store.ts decorates it): the methods that
  * revoke update this process's revocation set before they return, so that every revocation path
  * (logout, logout-all, password change or reset, session delete, refresh reuse, email change,
- * account deletion, an address proved, and any added later) is exact here; sessionState answers from
+ * account deletion, an address proved, an account disabled, and any added later) is exact here; sessionState answers from
  * the set, so the access-token guard reads nothing from the store.
  */
 export function followingStore (store: AccountStore, follower: RevocationFollower): AccountStore {
@@ -36,6 +36,11 @@ export function followingStore (store: AccountStore, follower: RevocationFollowe
       const changed = await store.changeEmail(userId, changes, now, notice)
       if (changed.sessionsEnded > 0) await afterRevocation()
       return changed
+    },
+    async disableUser (userId, now) {
+      const ended = await store.disableUser(userId, now)
+      if (ended !== undefined && ended > 0) await afterRevocation()
+      return ended
     },
     async deleteUser (id) {
       const deleted = await store.deleteUser(id)

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { currentDate, type Clock } from '../clock.js'
 import type { FoundRefreshToken, SessionsStore } from '../../db/store.js'
 import {
-  InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
+  AccountDisabledError, InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
   SessionNotFoundError, SessionRevokedError, TokenMismatchError
 } from '../errors.js'
 import { assignRandomStatusIndex } from '../revocations/status-list.js'
@@ -34,7 +34,7 @@ export interface RefreshOptions {
 export interface Sessions {
   /** A new session after a password proof; `authenticatedAt` (default now) is when that proof was made. */
   start (userId: number, client: Client, options?: { authenticatedAt?: Date }): Promise<StartedSession>
-  /** Throws INVALID_REFRESH_TOKEN, REFRESH_TOKEN_REUSED, SESSION_EXPIRED or TOKEN_MISMATCH (all 401). */
+  /** Throws INVALID_REFRESH_TOKEN, REFRESH_TOKEN_REUSED, SESSION_EXPIRED or TOKEN_MISMATCH (all 401), ACCOUNT_DISABLED (403). */
   refresh (refreshToken: string, options: RefreshOptions, client: Client): Promise<IssuedTokens>
   /**
    * New tokens for the session of `claims` after a change that keeps it (a password change): the
@@ -98,7 +98,10 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
 
   async function findLiveFamilyToken (refreshToken: string, now: Date): Promise<FoundRefreshToken> {
     const record = await store.findRefreshToken(hashToken(refreshToken))
-    if (record === undefined || record.revokedAt !== null || record.expiresAt <= now) throw new InvalidRefreshTokenError()
+    if (record === undefined) throw new InvalidRefreshTokenError()
+    // Read with the token (no extra query); before the revoked check: disabling revoked the token too, and this says why.
+    if (record.userDisabledAt !== null) throw new AccountDisabledError()
+    if (record.revokedAt !== null || record.expiresAt <= now) throw new InvalidRefreshTokenError()
     return record
   }
 

@@ -1,6 +1,6 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { NewSecurityEvent } from '../store.js'
+import type { NewSecurityEvent, SecurityEventSearch } from '../store.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { PostgresConnection } from './connection.js'
@@ -17,6 +17,18 @@ export function eventsQueries (c: PostgresConnection): SecurityEventsStore {
         .where(and(eq(securityEvents.userId, userId), page.beforeId === undefined ? undefined : lt(securityEvents.id, page.beforeId)))
         .orderBy(desc(securityEvents.id))
         .limit(page.limit))
+      return rows.map(decodeSecurityEvent)
+    },
+
+    async searchSecurityEvents ({ userId, type, beforeId, limit }: SecurityEventSearch) {
+      const rows = await c.run(() => c.db.select().from(securityEvents)
+        .where(and(
+          userId === undefined ? undefined : eq(securityEvents.userId, userId),
+          type === undefined ? undefined : eq(securityEvents.type, type),
+          beforeId === undefined ? undefined : lt(securityEvents.id, beforeId)
+        ))
+        .orderBy(desc(securityEvents.id))
+        .limit(limit))
       return rows.map(decodeSecurityEvent)
     },
 

@@ -16,7 +16,13 @@ export const users = pgTable('users', {
   emailVerified: boolean('email_verified').notNull().default(false),
   emailVerifiedAt: moment('email_verified_at'),
   createdAt: moment('created_at').notNull(),
-  updatedAt: moment('updated_at').notNull()
+  updatedAt: moment('updated_at').notNull(),
+  /** 'user' or 'admin' (the admin API, /admin). */
+  role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
+  /** Set while an operator has disabled the account: no login, refresh or provider sign-in. */
+  disabledAt: moment('disabled_at'),
+  /** Written with the session of each successful login. */
+  lastLoginAt: moment('last_login_at')
 }, (table) => [
   uniqueIndex('users_email_unique').on(table.email),
   // Usernames are unique ignoring case; null (header-variant users) never collides.
@@ -86,10 +92,13 @@ export const securityEvents = pgTable('security_events', {
   requestId: text('request_id'),
   /** JSON with what else the event tells (a login's method, the old email address). */
   detail: text('detail'),
-  createdAt: moment('created_at').notNull()
+  createdAt: moment('created_at').notNull(),
+  /** The admin who acted (admin API, CLI); null for the user's own events. The row outlives that admin. */
+  actorId: integer('actor_id').references(() => users.id, { onDelete: 'set null' })
 }, (table) => [
   index('security_events_user_idx').on(table.userId, table.id),
-  index('security_events_created_idx').on(table.createdAt)
+  index('security_events_created_idx').on(table.createdAt),
+  index('security_events_type_idx').on(table.type, table.id)
 ])
 
 /** The session's index in the Token Status List (issue 14), drawn at random (issue 21); see db/sqlite/schema.ts. */

@@ -1,7 +1,7 @@
 import type { SessionsStore } from '../store.js'
 import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, notExists, or, sql, type SQL } from 'drizzle-orm'
 import type { NewRefreshToken, NewSession, SessionState } from '../store.js'
-import { refreshTokens, revocations, sessions } from './schema.js'
+import { refreshTokens, revocations, sessions, users } from './schema.js'
 import { SESSION_ROW_GRACE_MS, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
 
@@ -96,9 +96,11 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
     },
 
     async startSession (session: NewSession, token: NewRefreshToken, now: Date) {
+      const { login, ...row } = session
       await c.run(() => c.transaction(async (tx) => {
-        await tx.insert(sessions).values({ ...session, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now })
+        await tx.insert(sessions).values({ ...row, createdAt: now, lastUsedAt: now, authenticatedAt: session.authenticatedAt ?? now })
         await tx.insert(refreshTokens).values({ ...token, createdAt: now })
+        if (login !== false) await tx.update(users).set({ lastLoginAt: now }).where(eq(users.id, session.userId))
       }))
     },
 

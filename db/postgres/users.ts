@@ -1,8 +1,9 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm'
-import type { ImportedUser, ImportOutcome, NewUser, UserChanges } from '../store.js'
+import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm'
+import type { ImportedUser, ImportOutcome, NewUser, UserChanges, UserRole, UserSearch } from '../store.js'
+import { containsPattern } from '../user-search.js'
 import { users } from './schema.js'
-import { logRevocations } from './queries.js'
+import { logRevocations, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
 
 /** The users of the PostgreSQL store (db/store/users.ts). */
@@ -61,10 +62,14 @@ export function usersQueries (c: PostgresConnection): UsersStore {
       // The refresh tokens, sessions and one-time tokens go with the user (ON DELETE CASCADE); the
       // log row of each live session, written in the same statement, tells every instance they ended.
       const now = new Date()
-      const result = await c.run(() => c.db.execute<{ deleted: number }>(sql`
-        with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
-        deleted as (delete from users where id = ${id} returning id)
-        select count(*)::int as deleted from deleted`))
+      // The admin's rows are kept first, in a statement of their own: the cascade would otherwise take them.
+      const result = await c.run(() => c.transaction(async (tx) => {
+        await tx.execute(sql`update security_events set user_id = null where user_id = ${id} and actor_id is not null`)
+        return await tx.execute<{ deleted: number }>(sql`
+          with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
+          deleted as (delete from users where id = ${id} returning id)
+          select count(*)::int as deleted from deleted`)
+      }))
       return result.rows[0].deleted > 0
     },
 
@@ -73,6 +78,35 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         .where(gt(users.id, page.afterId ?? 0))
         .orderBy(asc(users.id))
         .limit(page.limit))
+    },
+
+    async searchUsers ({ query, limit, afterId }: UserSearch) {
+      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
+      const matches = pattern === undefined
+        ? undefined
+        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+      return c.run(() => c.db.select().from(users)
+        .where(and(gt(users.id, afterId ?? 0), matches))
+        .orderBy(asc(users.id))
+        .limit(limit))
+    },
+
+    async setUserRole (userId: number, role: UserRole, now: Date) {
+      return c.run(async () => ((await c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
+    },
+
+    async disableUser (userId: number, now: Date) {
+      return c.run(() => c.transaction(async (tx) => {
+        const marked = await tx.update(users).set({ disabledAt: sql`coalesce(${users.disabledAt}, ${now})`, updatedAt: now })
+          .where(eq(users.id, userId)).returning({ id: users.id })
+        if (marked.length === 0) return undefined
+        return await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now, sql`,
+          voided as (${voidMfaChallenges(userId, now)})`)
+      }))
+    },
+
+    async enableUser (userId: number, now: Date) {
+      return c.run(async () => ((await c.db.update(users).set({ disabledAt: null, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
     },
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {

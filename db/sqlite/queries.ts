@@ -56,8 +56,9 @@ export function prepareStatements (db: Db) {
     }).prepare(),
     // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
     // and its status-list index.
-    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex })
+    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt })
       .from(refreshTokens)
+      .innerJoin(users, eq(users.id, refreshTokens.userId))
       .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
       .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
       .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
@@ -78,6 +79,8 @@ export function prepareStatements (db: Db) {
       lastUsedAt: placeholder('now'),
       authenticatedAt: placeholder('authenticatedAt')
     }).prepare(),
+    // A login's session: the user's last login, in the session's transaction.
+    markLogin: db.update(users).set({ lastLoginAt: sql`${placeholder('now')}` }).where(eq(users.id, placeholder('id'))).prepare(),
     touchSession: db.update(sessions).set({ lastUsedAt: sql`${placeholder('now')}` }).where(eq(sessions.id, placeholder('id'))).prepare(),
     // Run on every authenticated request (revocation is immediate): the family index, stopping at the first
     // token that keeps the session live (a family gathers a row per rotation until pruning, so no aggregate).

@@ -12,7 +12,13 @@ export const users = sqliteTable('users', {
   emailVerified: integer('email_verified', { mode: 'boolean' }).notNull().default(false),
   emailVerifiedAt: integer('email_verified_at', { mode: 'timestamp_ms' }),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
-  updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull()
+  updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+  /** 'user' or 'admin' (the admin API, /admin). */
+  role: text('role', { enum: ['user', 'admin'] }).notNull().default('user'),
+  /** Set while an operator has disabled the account: no login, refresh or provider sign-in. */
+  disabledAt: integer('disabled_at', { mode: 'timestamp_ms' }),
+  /** Written with the session of each successful login. */
+  lastLoginAt: integer('last_login_at', { mode: 'timestamp_ms' })
 }, (table) => [
   uniqueIndex('users_email_unique').on(table.email),
   // Usernames are unique ignoring case; null (header-variant users) never collides.
@@ -82,10 +88,13 @@ export const securityEvents = sqliteTable('security_events', {
   requestId: text('request_id'),
   /** JSON with what else the event tells (a login's method, the old email address). */
   detail: text('detail'),
-  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull()
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  /** The admin who acted (admin API, CLI); null for the user's own events. The row outlives that admin. */
+  actorId: integer('actor_id').references(() => users.id, { onDelete: 'set null' })
 }, (table) => [
   index('security_events_user_idx').on(table.userId, table.id),
-  index('security_events_created_idx').on(table.createdAt)
+  index('security_events_created_idx').on(table.createdAt),
+  index('security_events_type_idx').on(table.type, table.id)
 ])
 
 /**

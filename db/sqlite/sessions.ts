@@ -130,6 +130,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
       c.run(() => c.db.transaction(() => {
         c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now })
         c.statements.insertRefreshToken.run({ ...token, now })
+        if (session.login !== false) c.statements.markLogin.run({ id: session.userId, now: now.getTime() })
       }, { behavior: 'immediate' }))
     },
 

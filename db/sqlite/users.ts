@@ -1,8 +1,9 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, isNull } from 'drizzle-orm'
-import type { ImportedUser, ImportOutcome, NewUser, UserChanges } from '../store.js'
-import { refreshTokens, users } from './schema.js'
-import { logRevocations, firstRow } from './queries.js'
+import { and, asc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
+import type { ImportedUser, ImportOutcome, NewUser, UserChanges, UserRole, UserSearch } from '../store.js'
+import { containsPattern } from '../user-search.js'
+import { refreshTokens, securityEvents, users } from './schema.js'
+import { logRevocations, firstRow, revokeTokens, voidMfaChallenges } from './queries.js'
 import type { SqliteConnection } from './connection.js'
 
 /** The users of the SQLite store (db/store/users.ts). */
@@ -43,6 +44,7 @@ export function usersQueries (c: SqliteConnection): UsersStore {
       const now = new Date()
       return c.run(() => c.db.transaction((tx) => {
         logRevocations(tx, and(eq(refreshTokens.userId, id), isNull(refreshTokens.revokedAt)), now, true)
+        tx.update(securityEvents).set({ userId: null }).where(and(eq(securityEvents.userId, id), isNotNull(securityEvents.actorId))).run()
         return tx.delete(users).where(eq(users.id, id)).run().changes > 0
       }, { behavior: 'immediate' }))
     },
@@ -53,6 +55,37 @@ export function usersQueries (c: SqliteConnection): UsersStore {
         .orderBy(asc(users.id))
         .limit(page.limit)
         .all())
+    },
+
+    async searchUsers ({ query, limit, afterId }: UserSearch) {
+      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
+      const matches = pattern === undefined
+        ? undefined
+        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+      return c.run(() => c.db.select().from(users)
+        .where(and(gt(users.id, afterId ?? 0), matches))
+        .orderBy(asc(users.id))
+        .limit(limit)
+        .all())
+    },
+
+    async setUserRole (userId: number, role: UserRole, now: Date) {
+      return c.run(() => c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
+    },
+
+    async disableUser (userId: number, now: Date) {
+      return c.run(() => c.db.transaction((tx) => {
+        const found = tx.update(users).set({ disabledAt: sql`coalesce(${users.disabledAt}, ${now.getTime()})`, updatedAt: now })
+          .where(eq(users.id, userId)).run().changes > 0
+        if (!found) return undefined
+        const ended = revokeTokens(tx, and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)), now)
+        voidMfaChallenges(tx, userId, now)
+        return ended
+      }, { behavior: 'immediate' }))
+    },
+
+    async enableUser (userId: number, now: Date) {
+      return c.run(() => c.db.update(users).set({ disabledAt: null, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
     },
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {

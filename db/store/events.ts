@@ -11,15 +11,28 @@ export interface SecurityEventRecord {
   /** What else the event tells (a login's method, the previous email address). */
   detail: Record<string, unknown> | null
   createdAt: Date
+  /** The admin who acted (admin API, CLI); null for the user's own events and once that admin is deleted. */
+  actorId: number | null
 }
 
-export type NewSecurityEvent = Omit<SecurityEventRecord, 'id'>
+export type NewSecurityEvent = Omit<SecurityEventRecord, 'id' | 'actorId'> & { actorId?: number | null }
+
+/** A page of the audit trail across users, newest first. */
+export interface SecurityEventSearch {
+  userId?: number
+  type?: string
+  /** Only events older than this event id (the cursor: the last id of the previous page). */
+  beforeId?: number
+  limit: number
+}
 
 /** The security events a user sees in their account, pruned after their retention. */
 export interface SecurityEventsStore {
   recordSecurityEvent (event: NewSecurityEvent): Promise<void>
   /** The user's events, newest first, `limit` at a time, older than the event `beforeId` when given. */
   listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }): Promise<SecurityEventRecord[]>
+  /** Every user's events (and the admin actions), newest first, filtered by user and type. */
+  searchSecurityEvents (search: SecurityEventSearch): Promise<SecurityEventRecord[]>
   /** Deletes up to `limit` events created before `olderThan`; returns how many (pruning calls again while it returns `limit`). */
   pruneSecurityEvents (olderThan: Date, limit: number): Promise<number>
 }

@@ -20,6 +20,8 @@ export interface RefreshTokenRecord {
 export interface FoundRefreshToken extends RefreshTokenRecord {
   /** Null only for a token whose session row is missing (none is made without one). */
   sessionStartedAt: Date | null
+  /** When the token's user was disabled, read with the token (a refresh then answers 403 ACCOUNT_DISABLED); null while enabled. */
+  userDisabledAt: Date | null
 }
 
 export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
@@ -36,8 +38,11 @@ export interface SessionRecord {
   authenticatedAt: Date
 }
 
-/** `authenticatedAt` defaults to the session's start (a login). */
-export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip'> & { authenticatedAt?: Date }
+/**
+ * `authenticatedAt` defaults to the session's start (a login). `login` (default true): the session
+ * starts with a login, so startSession sets the user's last_login_at; an app's grant session passes false.
+ */
+export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip'> & { authenticatedAt?: Date, login?: boolean }
 
 /** Whether a session's access tokens are still honoured: revocation lives on its refresh tokens. */
 export type SessionState = 'live' | 'revoked' | 'unknown'
@@ -85,7 +90,8 @@ export interface SessionsStore {
   createSession (session: NewSession, now: Date): Promise<void>
   /**
    * A login's two rows in one transaction: the session and its first refresh token. A crash between two
-   * separate inserts would leave a session whose token never existed; here it is both or neither.
+   * separate inserts would leave a session whose token never existed; here it is both or neither. The
+   * same transaction sets the user's last_login_at unless `session.login` is false.
    */
   startSession (session: NewSession, token: NewRefreshToken, now: Date): Promise<void>
   /** Sets last_used_at (at refresh). */

@@ -13,6 +13,21 @@ export interface UserRecord {
   emailVerifiedAt: Date | null
   createdAt: Date
   updatedAt: Date
+  role: UserRole
+  /** Set while an operator has disabled the account (no login, refresh or provider sign-in). */
+  disabledAt: Date | null
+  /** The start of the latest session of a login (not an app's grant). */
+  lastLoginAt: Date | null
+}
+
+export const USER_ROLES = ['user', 'admin'] as const
+export type UserRole = typeof USER_ROLES[number]
+
+/** A page of the admin listing: `query` matches email, names and username, ignoring case; in id order after `afterId`. */
+export interface UserSearch {
+  query?: string
+  limit: number
+  afterId?: number
 }
 
 export type NewUser = Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>
@@ -39,10 +54,26 @@ export interface UsersStore {
   findUserByEmail (email: string): Promise<UserRecord | undefined>
   /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */
   updateUser (id: number, changes: UserChanges): Promise<UserRecord | undefined>
-  /** Deletes the user and, with it, every refresh token of theirs. False when there was no such user. */
+  /**
+   * Deletes the user and, with it, every refresh token and security event of theirs, but the events an
+   * admin acted in (actor_id set): those stay, with user_id null (the admin API's audit trail; their
+   * detail names the user). False when there was no such user.
+   */
   deleteUser (id: number): Promise<boolean>
   /** Users in id order, `limit` at a time, starting after `afterId` (keyset pagination for admin listings). */
   listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
+  /** Users matching the search, in id order (keyset pagination: the last id is the next page's afterId). */
+  searchUsers (search: UserSearch): Promise<UserRecord[]>
+  /** Sets the role; false when there is no such user. */
+  setUserRole (userId: number, role: UserRole, now: Date): Promise<boolean>
+  /**
+   * Disables the account and, in the same transaction, revokes every session of the user (with its
+   * revocation-log rows, as revokeUserSessions does) and voids its pending MFA challenges. A disabled
+   * account keeps its first disabled_at. Returns the sessions revoked, undefined when there is no such user.
+   */
+  disableUser (userId: number, now: Date): Promise<number | undefined>
+  /** Clears disabled_at; false when there is no such user. */
+  enableUser (userId: number, now: Date): Promise<boolean>
   /** Replaces the password hash (null: no password login); false when there is no such user. */
   setPasswordHash (userId: number, passwordHash: string | null, now: Date): Promise<boolean>
   /** Marks the email verified, only while the user's email is still `email` (a link mailed to an old address verifies nothing). */

@@ -36,6 +36,18 @@ export const SECURITY_SCHEMES = {
     in: 'cookie',
     name: 'refreshToken',
     description: 'Cookie variant (B): the HttpOnly refresh-token cookie that login sets (sent only to the /auth routes)'
+  },
+  adminBearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'Admin API, where the pages\' API is the header variant: the access token of an admin\'s session, `Authorization: Bearer <access token>`'
+  },
+  adminAccessTokenCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'accessToken',
+    description: 'Admin API, where the pages\' API is the cookie variant: the access-token cookie of an admin\'s session'
   }
 } as const
 

@@ -124,6 +124,8 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       return sendBack(reply, pending.redirectTo, { error: error.reason })
     }
 
+    // As a password login (403 ACCOUNT_DISABLED): a disabled account does not sign in.
+    if (user.disabledAt !== null) return sendBack(reply, pending.redirectTo, { error: 'account_disabled' })
     // As a password login (403 EMAIL_NOT_VERIFIED): an address neither the provider nor a mailed link verified does not sign in.
     if (config.requireEmailVerification && !user.emailVerified) return sendBack(reply, pending.redirectTo, { error: 'email_not_verified' })
     if (variant === 'header') {

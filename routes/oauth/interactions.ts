@@ -3,9 +3,9 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Variant } from '../../core/config.js'
-import { InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
+import { AccountDisabledError, InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
 import { clientOf } from '../client.js'
-import { claimsOf } from '../guards.js'
+import { signedInUser } from '../guards.js'
 
 export interface InteractionRoutesOptions {
   apiPrefix: string
@@ -82,7 +82,10 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
   fastify.post('/:uid/login', { schema: { hide: true, params: Uid, response: { 200: Next } }, onRequest: signedIn }, async (request, reply) => {
     const details = await detailsOf(request, reply)
     if (details.prompt.name !== 'login') throw new InteractionStepError('This step of the sign-in is not a sign-in')
-    return await finish(request, reply, { login: { accountId: String(claimsOf(request).userId) } })
+    // Disabling revoked the user's sessions (the guard refuses them); an instance that has not yet followed the log still reads this.
+    const user = await signedInUser(fastify.store, request)
+    if (user.disabledAt !== null) throw new AccountDisabledError()
+    return await finish(request, reply, { login: { accountId: String(user.id) } })
   })
 
   fastify.post('/:uid/consent', {

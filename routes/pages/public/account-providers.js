@@ -17,6 +17,7 @@ const ERROR_MESSAGES = {
   identity_conflict: 'The account with that email address already has another account of this provider linked to it. Sign in with that one, or with the account\'s password.',
   email_required: 'The provider did not share your email address, which an account here needs.',
   invalid_email: 'The email address the provider gave is not a valid address, so no account can use it. Correct it at the provider, or register here with your address.',
+  account_disabled: 'This account is disabled: an administrator has turned it off. Ask them to enable it.',
   email_not_verified: 'The provider has not confirmed that this email address is yours, so it cannot sign you in here. Confirm the address with the provider (or follow the verification link we mailed you), then try again.'
 }
 

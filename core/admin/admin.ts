@@ -1,0 +1,176 @@
+import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, SecurityEventSearch, SessionRecord, UserRecord, UserRole } from '../../db/store.js'
+import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
+import { currentDate, type Clock } from '../clock.js'
+import { AdminOnlyError, MfaEnrollmentRequiredError, UserNotFoundError } from '../errors.js'
+import type { SecurityEvents } from '../events/security-events.js'
+import type { Mailer } from '../mail/mailer.js'
+import { invitationMail } from '../mails.js'
+import type { Mfa } from '../mfa/mfa.js'
+import { isGrantSession } from '../oauth/grant-sessions.js'
+import { changeRole, type AdminActor } from './roles.js'
+import type { Sessions } from '../sessions/sessions.js'
+
+export { changeRole, type AdminActor } from './roles.js'
+
+/** A user as an admin reads it: the row, its live sessions (logins apart from apps' grants), identities and second factors. */
+export interface AdminUserDetails {
+  user: UserRecord
+  sessions: SessionRecord[]
+  appSessions: SessionRecord[]
+  identities: IdentityRecord[]
+  totp: boolean
+  passkeys: PasskeyRecord[]
+}
+
+export interface NewUserByAdmin {
+  firstName: string
+  lastName: string
+  email: string
+  username: string | null
+  role?: UserRole
+  /** Mail a set-password link (a password-reset token, opened at /reset-password). */
+  invite: boolean
+}
+
+export interface Admin {
+  /**
+   * The admin rule of every /admin request: 403 FORBIDDEN for a non-admin; 403 MFA_ENROLLMENT_REQUIRED
+   * for an admin without a second factor (TOTP on, or a passkey) while ADMIN_REQUIRE_MFA is on; and, for
+   * a change, 403 REAUTHENTICATION_REQUIRED unless the session is fresh (REAUTH_MAX_AGE). Returns the admin.
+   */
+  authorize (user: UserRecord, sessionId: string, access: { change: boolean }): Promise<UserRecord>
+  /** A page of users in id order; `nextAfterId` is the last id when more may follow, null otherwise. */
+  searchUsers (search: { query?: string, limit: number, afterId?: number }): Promise<{ users: UserRecord[], nextAfterId: number | null }>
+  /** 404 USER_NOT_FOUND. */
+  userDetails (userId: number): Promise<AdminUserDetails>
+  /** A new account without a password, optionally invited by mail; throws DuplicateValueError (409). */
+  createUser (actor: AdminActor, user: NewUserByAdmin): Promise<UserRecord>
+  /** Disables the account and ends every session of it at once (revocation log); 404 USER_NOT_FOUND. */
+  disable (actor: AdminActor, userId: number): Promise<void>
+  enable (actor: AdminActor, userId: number): Promise<void>
+  /** Ends every session of the user (apps' grants too); 404 USER_NOT_FOUND. */
+  endSessions (actor: AdminActor, userId: number): Promise<void>
+  /** The CLI's `mfa reset`: TOTP off, recovery codes and pending second steps void; 404 USER_NOT_FOUND. */
+  resetMfa (actor: AdminActor, userId: number): Promise<void>
+  /** Deletes the user; its audit row (admin_user_deleted) outlives it with user_id null and the id in detail. */
+  deleteUser (actor: AdminActor, userId: number): Promise<void>
+  /** The audit trail across users, newest first. */
+  events (search: SecurityEventSearch): Promise<SecurityEventRecord[]>
+}
+
+export interface AdminOptions extends MailedTokensOptions {
+  /** ADMIN_REQUIRE_MFA. */
+  requireMfa: boolean
+}
+
+export interface AdminDependencies {
+  store: Pick<AccountStore, 'searchUsers' | 'findUserById' | 'createUser' | 'disableUser' | 'enableUser' | 'revokeUserSessions' |
+    'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' | 'setUserRole' |
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent'>
+  clock: Clock
+  sessions: Pick<Sessions, 'requireFresh'>
+  securityEvents: Pick<SecurityEvents, 'record'>
+  mfa: Pick<Mfa, 'status'>
+  mailer: Pick<Mailer, 'forOutbox' | 'wake'>
+}
+
+/**
+ * The operators' rules (issue 22): who may use /admin, and what an admin does to accounts. Every change
+ * is a security event of the target user with the admin as actor_id.
+ */
+export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mailer }: AdminDependencies, options: AdminOptions): Admin {
+  const tokens = createMailedTokens({ store, clock, mailer }, options)
+
+  async function existing (userId: number): Promise<UserRecord> {
+    const user = await store.findUserById(userId)
+    if (user === undefined) throw new UserNotFoundError()
+    return user
+  }
+
+  // The target's id goes in detail too: an admin's rows outlive the user's deletion with user_id null (deleteUser).
+  const record = (actor: AdminActor, type: Parameters<SecurityEvents['record']>[0], userId: number | null, detail: Record<string, unknown> = {}) =>
+    securityEvents.record(type, actor.client, { userId, actorId: actor.adminId, detail: { user_id: userId, ...detail } })
+
+  return {
+    async authorize (user, sessionId, { change }) {
+      if (user.role !== 'admin') throw new AdminOnlyError()
+      if (options.requireMfa) {
+        const factors = await mfa.status(user.id)
+        if (!factors.totp && !factors.passkeys) throw new MfaEnrollmentRequiredError()
+      }
+      if (change) await sessions.requireFresh(sessionId)
+      return user
+    },
+
+    async searchUsers ({ query, limit, afterId }) {
+      // One more than asked: whether another page follows, without a count.
+      const found = await store.searchUsers({ query, limit: limit + 1, afterId })
+      const users = found.slice(0, limit)
+      return { users, nextAfterId: found.length > limit ? users[users.length - 1].id : null }
+    },
+
+    async userDetails (userId) {
+      const user = await existing(userId)
+      const [live, identities, totp, passkeys] = await Promise.all([
+        store.listLiveSessions(userId, currentDate(clock)),
+        store.listIdentities(userId),
+        store.findTotp(userId),
+        store.listPasskeys(userId)
+      ])
+      return {
+        user,
+        sessions: live.filter(session => !isGrantSession(session.id)),
+        appSessions: live.filter(session => isGrantSession(session.id)),
+        identities,
+        totp: totp?.confirmedAt != null,
+        passkeys
+      }
+    },
+
+    async createUser (actor, { invite, role, ...fields }) {
+      let user = await store.createUser({ ...fields, passwordHash: null })
+      if (role !== undefined && role !== 'user') user = (await changeRole(store, user.id, role, actor, currentDate(clock))).user
+      let invited = false
+      if (invite) {
+        // A password-reset token: the link opens /reset-password, where the new user chooses a password (and proves the address).
+        invited = await tokens.issueWithMail(user, 'reset_password', (token) => invitationMail(user.email, tokens.linkOf('/reset-password', token), options.passwordResetTtlSeconds))
+        mailer.wake()
+      }
+      await record(actor, 'admin_user_created', user.id, { role: user.role, invited })
+      return user
+    },
+
+    async disable (actor, userId) {
+      const ended = await store.disableUser(userId, currentDate(clock))
+      if (ended === undefined) throw new UserNotFoundError()
+      await record(actor, 'account_disabled', userId, { sessions: ended })
+    },
+
+    async enable (actor, userId) {
+      if (!await store.enableUser(userId, currentDate(clock))) throw new UserNotFoundError()
+      await record(actor, 'account_enabled', userId)
+    },
+
+    async endSessions (actor, userId) {
+      await existing(userId)
+      const ended = await store.revokeUserSessions(userId, currentDate(clock))
+      await record(actor, 'admin_sessions_revoked', userId, { sessions: ended })
+    },
+
+    async resetMfa (actor, userId) {
+      await existing(userId)
+      const wasOn = (await store.findTotp(userId))?.confirmedAt != null
+      await store.deleteTotp(userId)
+      await record(actor, 'admin_mfa_reset', userId, { totp_was_on: wasOn })
+    },
+
+    async deleteUser (actor, userId) {
+      const user = await existing(userId)
+      if (!await store.deleteUser(userId)) throw new UserNotFoundError()
+      // The user's own events went with it (ON DELETE CASCADE); this one is the admin's and stays.
+      await record(actor, 'admin_user_deleted', null, { user_id: userId, email: user.email })
+    },
+
+    events: (search) => store.searchSecurityEvents(search)
+  }
+}

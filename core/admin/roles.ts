@@ -1,0 +1,27 @@
+import type { AccountStore, UserRecord, UserRole } from '../../db/store.js'
+import { UserNotFoundError } from '../errors.js'
+import type { Client } from '../events/types.js'
+
+/** The admin acting (its user id; null from the CLI on the host) and the request it acts through. */
+export interface AdminActor {
+  adminId: number | null
+  client: Client
+}
+
+/**
+ * Sets a user's role and records `role_changed` (with the acting admin, null from the CLI). The one
+ * rule of a role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.
+ */
+export async function changeRole (
+  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'recordSecurityEvent'>, userId: number, role: UserRole, actor: AdminActor, now: Date
+): Promise<{ user: UserRecord, changed: boolean }> {
+  const user = await store.findUserById(userId)
+  if (user === undefined || !await store.setUserRole(userId, role, now)) throw new UserNotFoundError()
+  const changed = user.role !== role
+  if (changed) {
+    const { ip, userAgent, requestId } = actor.client
+    const detail = { user_id: userId, from: user.role, to: role }
+    await store.recordSecurityEvent({ type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail, createdAt: now })
+  }
+  return { user: { ...user, role }, changed }
+}

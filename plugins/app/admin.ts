@@ -1,0 +1,14 @@
+import fp from 'fastify-plugin'
+import { createAdmin, type Admin, type AdminOptions } from '../../core/admin/admin.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    admin: Admin
+  }
+}
+
+/** The operators' rules (core/admin/admin.ts) as `fastify.admin`. */
+export default fp<AdminOptions>(async (fastify, options) => {
+  const { store, clock, sessions, securityEvents, mfa, mailer } = fastify
+  fastify.decorate('admin', createAdmin({ store, clock, sessions, securityEvents, mfa, mailer }, options))
+}, { name: 'admin', dependencies: ['store', 'sessions', 'security-events', 'mfa', 'mailer'] })

@@ -1,0 +1,161 @@
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestAsyncHookHandler } from 'fastify'
+import type { Config, Variant } from '../../core/config.js'
+import {
+  AdminEventsQuery, AdminEventsResponse, AdminUserDetails, AdminUserParams, AdminUsersQuery, AdminUsersResponse, AdminUser,
+  NewAdminUserBody, presentAdminEvent, presentAdminUser, presentAdminUserDetails
+} from '../../core/schemas/admin.js'
+import { normalizeUserFields } from '../../core/schemas/common.js'
+import { errorResponses } from '../../core/schemas/errors.js'
+import type { AdminActor } from '../../core/admin/admin.js'
+import { clientOf } from '../client.js'
+import { routeContextFor } from '../context.js'
+import { claimsOf, refuseCrossSiteRequests, signedInUser } from '../guards.js'
+import { limitEach, perUser } from '../rate-limits.js'
+
+export interface AdminRoutesOptions {
+  config: Config
+  /** The variant whose access token the admin API takes: the pages' API mount's (routes/pages pageLayout). */
+  variant: Variant
+  apiPrefix: string
+}
+
+/** The admin API's security schemes (plugins/external/swagger.ts), by the variant whose token it takes. */
+const ADMIN_SECURITY: Record<Variant, Array<Record<string, string[]>>> = {
+  header: [{ adminBearerAuth: [] }],
+  cookie: [{ adminAccessTokenCookie: [] }]
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admin of an /admin request, set by the admin guard. */
+    adminActor: AdminActor | null
+  }
+}
+
+function noStore (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  reply.header('cache-control', 'no-store')
+  done()
+}
+
+/**
+ * The admin API (issue 22), mounted once at /admin whatever the variants: it takes the service's access
+ * token as the pages' API mount carries it (Authorization in the header variant, the access cookie in the
+ * cookie variant). Every route: 401 without a session, 403 FORBIDDEN to a non-admin, 403
+ * MFA_ENROLLMENT_REQUIRED to an admin without a second factor while ADMIN_REQUIRE_MFA is on; a change
+ * (POST, DELETE) 403 REAUTHENTICATION_REQUIRED unless the session is fresh (REAUTH_MAX_AGE).
+ */
+const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastify, { config, variant, apiPrefix }) => {
+  fastify.decorate('routeContext', routeContextFor(fastify, variant, apiPrefix, config))
+  fastify.decorateRequest('accessClaims', null)
+  fastify.decorateRequest('adminActor', null)
+  const { admin, store } = fastify
+  const { signedIn, rateLimit } = fastify.routeContext
+  const security = ADMIN_SECURITY[variant]
+
+  fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, tags: ['admin'], security } })
+  fastify.addHook('onRequest', noStore)
+  if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
+  fastify.addHook('onRequest', signedIn)
+  // Before the body is judged: a non-admin learns nothing of the routes' input rules.
+  const adminOnly: onRequestAsyncHookHandler = async (request) => {
+    const user = await signedInUser(store, request)
+    const { sessionId } = claimsOf(request)
+    const change = request.method !== 'GET' && request.method !== 'HEAD'
+    await admin.authorize(user, sessionId, { change })
+    request.adminActor = { adminId: user.id, client: clientOf(request) }
+  }
+  fastify.addHook('onRequest', adminOnly)
+  fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
+
+  const actorOf = (request: FastifyRequest): AdminActor => {
+    if (request.adminActor === null) throw new Error('route is missing the admin guard')
+    return request.adminActor
+  }
+  const changeLimit = (name: string) => limitEach(fastify, rateLimit, [perUser(`admin-${name}`, rateLimit)])
+  const refusals = [401, 403, 500, 503] as const
+
+  const api = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  api.get('/users', {
+    schema: {
+      summary: 'Search and page the users',
+      description: '`query` matches email, first and last name and username, ignoring case; users come in id order, `limit` at a time; ' +
+        'pass `next_cursor` as `cursor` for the next page (null on the last).',
+      querystring: AdminUsersQuery,
+      response: { 200: AdminUsersResponse, ...errorResponses(400, ...refusals) }
+    }
+  }, async (request) => {
+    const { query, limit, cursor } = request.query
+    const page = await admin.searchUsers({ query: query?.trim(), limit, afterId: cursor === undefined ? undefined : Number(cursor) })
+    return { users: page.users.map(presentAdminUser), next_cursor: page.nextAfterId === null ? null : String(page.nextAfterId) }
+  })
+
+  api.get('/users/:id', {
+    schema: {
+      summary: 'One user, with its live sessions, identities and second factors',
+      params: AdminUserParams,
+      response: { 200: AdminUserDetails, ...errorResponses(400, ...refusals, 404) }
+    }
+  }, async (request) => presentAdminUserDetails(await admin.userDetails(request.params.id)))
+
+  api.post('/users', {
+    schema: {
+      summary: 'Create a user (no password), optionally mailing an invitation with a set-password link',
+      description: 'The account has no password until the link (a password-reset token, PASSWORD_RESET_TTL) is used at /reset-password. ' +
+        (variant === 'cookie' ? '`username` is required (the cookie variant\'s users have one). ' : '') + '409 EMAIL_TAKEN or USERNAME_TAKEN.',
+      body: NewAdminUserBody[variant],
+      response: { 201: AdminUser, ...errorResponses(400, ...refusals, 409, 413, 415, 429) }
+    },
+    preHandler: changeLimit('create')
+  }, async (request, reply) => {
+    const body = request.body as { first_name: string, last_name: string, email: string, username?: string, role?: 'user' | 'admin', invite: boolean }
+    const user = await admin.createUser(actorOf(request), {
+      firstName: body.first_name, lastName: body.last_name, email: body.email, username: body.username ?? null, role: body.role, invite: body.invite
+    })
+    return reply.code(201).send(presentAdminUser(user))
+  })
+
+  const change = (url: string, method: 'POST' | 'DELETE', name: string, summary: string, description: string,
+    act: (actor: AdminActor, userId: number) => Promise<void>) => {
+    api.route({
+      method,
+      url,
+      schema: { summary, description, params: AdminUserParams, response: { 204: { type: 'null', description: 'Done' }, ...errorResponses(400, ...refusals, 404, 429) } },
+      preHandler: changeLimit(name),
+      handler: async (request, reply) => {
+        await act(actorOf(request), (request.params as { id: number }).id)
+        return reply.code(204).send()
+      }
+    })
+  }
+  change('/users/:id/disable', 'POST', 'disable', 'Disable a user',
+    'Every session of the user ends at once (its access tokens are refused within the revocation bound on every instance); ' +
+    'login, refresh and provider sign-in answer 403 ACCOUNT_DISABLED until it is enabled. Recorded as account_disabled.',
+    async (actor, id) => { await admin.disable(actor, id) })
+  change('/users/:id/enable', 'POST', 'enable', 'Enable a disabled user', 'Sessions ended by disabling stay ended. Recorded as account_enabled.',
+    async (actor, id) => { await admin.enable(actor, id) })
+  change('/users/:id/sessions', 'DELETE', 'sessions', 'End every session of a user', 'Apps\' grants too. Recorded as admin_sessions_revoked.',
+    async (actor, id) => { await admin.endSessions(actor, id) })
+  change('/users/:id/mfa', 'DELETE', 'mfa', 'Reset a user\'s second factor',
+    'As the CLI\'s `mfa reset`: TOTP off, recovery codes and pending second steps void (passkeys stay). Recorded as admin_mfa_reset.',
+    async (actor, id) => { await admin.resetMfa(actor, id) })
+  change('/users/:id', 'DELETE', 'delete', 'Delete a user',
+    'The user, its sessions, tokens and own events go. Recorded as admin_user_deleted with user_id null and the id in detail.',
+    async (actor, id) => { await admin.deleteUser(actor, id) })
+
+  api.get('/events', {
+    schema: {
+      summary: 'The audit trail: every user\'s security events and every admin action',
+      description: 'Newest first, filtered by `user` and `type`; `actor_id` is the admin who acted. Pass the last id as `before` for the next page.',
+      querystring: AdminEventsQuery,
+      response: { 200: AdminEventsResponse, ...errorResponses(400, ...refusals) }
+    }
+  }, async (request) => {
+    const { user, type, before, limit } = request.query
+    const events = await admin.events({ userId: user, type, beforeId: before, limit })
+    return { events: events.map(presentAdminEvent) }
+  })
+}
+
+export default adminRoutes
