@@ -9,6 +9,7 @@ import type { Mfa } from '../mfa/mfa.js'
 import { isGrantSession } from '../oauth/grant-sessions.js'
 import { changeRole, type AdminActor } from './roles.js'
 import type { Sessions } from '../sessions/sessions.js'
+import type { Webhooks } from '../webhooks/webhooks.js'
 
 export { changeRole, type AdminActor } from './roles.js'
 
@@ -72,13 +73,15 @@ export interface AdminDependencies {
   securityEvents: Pick<SecurityEvents, 'record'>
   mfa: Pick<Mfa, 'status'>
   mailer: Pick<Mailer, 'forOutbox' | 'wake'>
+  /** user.deleted: a deleted user's own events are gone with it, so this one is sent here. */
+  webhooks: Pick<Webhooks, 'emitUser'>
 }
 
 /**
  * The operators' rules (issue 22): who may use /admin, and what an admin does to accounts. Every change
  * is a security event of the target user with the admin as actor_id.
  */
-export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mailer }: AdminDependencies, options: AdminOptions): Admin {
+export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mailer, webhooks }: AdminDependencies, options: AdminOptions): Admin {
   const tokens = createMailedTokens({ store, clock, mailer }, options)
 
   async function existing (userId: number): Promise<UserRecord> {
@@ -169,6 +172,7 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
       if (!await store.deleteUser(userId)) throw new UserNotFoundError()
       // The user's own events went with it (ON DELETE CASCADE); this one is the admin's and stays.
       await record(actor, 'admin_user_deleted', null, { user_id: userId, email: user.email })
+      await webhooks.emitUser('user.deleted', user)
     },
 
     events: (search) => store.searchSecurityEvents(search)

@@ -9,7 +9,7 @@ export const SECURITY_EVENT_TYPES = [
   'oauth_consent_granted', 'oauth_consent_revoked',
   // An admin's actions (admin API, CLI), with the admin as actor_id.
   'admin_user_created', 'account_disabled', 'account_enabled', 'admin_sessions_revoked', 'admin_mfa_reset',
-  'admin_user_deleted', 'role_changed'
+  'admin_user_deleted', 'role_changed', 'users_imported'
 ] as const
 
 export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]

@@ -25,5 +25,12 @@ export const WEBHOOK_OF_SECURITY_EVENT: Partial<Record<SecurityEventType, Webhoo
   password_reset: 'password.changed',
   mfa_enabled: 'mfa.changed',
   mfa_disabled: 'mfa.changed',
-  email_changed: 'user.updated'
+  email_changed: 'user.updated',
+  // An admin's actions (core/admin/admin.ts), recorded as events of the user they touched.
+  admin_user_created: 'user.created',
+  account_disabled: 'user.disabled',
+  account_enabled: 'user.enabled',
+  role_changed: 'user.updated',
+  admin_sessions_revoked: 'session.revoked',
+  admin_mfa_reset: 'mfa.changed'
 }

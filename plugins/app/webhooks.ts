@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { presentAdminUser } from '../../core/schemas/admin.js'
 import { createWebhooks, type PresentUser, type Webhooks, type WebhooksOptions } from '../../core/webhooks/webhooks.js'
 
 declare module 'fastify' {
@@ -7,19 +8,8 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Provisional: the user as a `user.*` event shows it. The admin API's presenter (core/schemas/admin.ts,
- * presentAdminUser) replaces it when that branch is merged, so events show users as the admin API does.
- */
-const presentUser: PresentUser = (user) => ({
-  id: user.id,
-  email: user.email,
-  first_name: user.firstName,
-  last_name: user.lastName,
-  username: user.username,
-  email_verified: user.emailVerified,
-  created_at: user.createdAt.toISOString()
-})
+/** A `user.*` event's data: the user as the admin API shows it (the contract's rule). */
+const presentUser: PresentUser = (user) => ({ ...presentAdminUser(user) })
 
 /** Signed webhooks (core/webhooks/webhooks.ts) and their delivery worker, started once the service is up; nothing without WEBHOOK_URL. */
 export default fp<WebhooksOptions>(async (fastify, options) => {

@@ -44,8 +44,19 @@ const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (fastify, { 
     }
   }, async (request) => {
     const { body } = request
-    if (body instanceof Readable) return await fastify.userImport.importNdjson(body, { maxBytes: ndjsonLimit })
-    return await fastify.userImport.importArray(body)
+    const summary = body instanceof Readable
+      ? await fastify.userImport.importNdjson(body, { maxBytes: ndjsonLimit })
+      : await fastify.userImport.importArray(body)
+    // In the admin API, the import is an admin action of the audit trail (no user of its own: user_id null).
+    const actor = request.adminActor
+    if (actor != null) {
+      await fastify.securityEvents.record('users_imported', actor.client, {
+        userId: null,
+        actorId: actor.adminId,
+        detail: { imported: summary.imported, skipped: summary.skipped.length }
+      })
+    }
+    return summary
   })
 }
 

@@ -12,6 +12,7 @@ import { clientOf } from '../client.js'
 import { routeContextFor } from '../context.js'
 import { claimsOf, refuseCrossSiteRequests, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
+import importRoutes from './import.js'
 
 export interface AdminRoutesOptions {
   config: Config
@@ -143,6 +144,9 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
   change('/users/:id', 'DELETE', 'delete', 'Delete a user',
     'The user, its sessions, tokens and own events go. Recorded as admin_user_deleted with user_id null and the id in detail.',
     async (actor, id) => { await admin.deleteUser(actor, id) })
+
+  // POST /admin/users/import (routes/admin/import.ts), behind the same guards: an admin with a fresh session.
+  await fastify.register(importRoutes)
 
   api.get('/events', {
     schema: {

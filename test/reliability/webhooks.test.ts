@@ -5,6 +5,7 @@ import { build } from '../fixtures/build.js'
 import { testClock } from '../fixtures/clock.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 import { credentials, logIn, registerUser } from '../fixtures/factories.js'
+import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { enableTotp } from '../fixtures/mfa.js'
 import { startWebhookReceiver, WEBHOOK_SECRET, type WebhookReceiver } from '../fixtures/webhook-receiver.js'
 
@@ -117,5 +118,21 @@ t.test('a receiver outage and a service restart: every event arrives, none twice
   clock.advance(RETRY_DELAYS_MS.at(-1) as number)
   await delivered(second)
   t.equal(receiver.received.length, 7)
+  t.equal(receiver.unverified.length, 0)
+})
+
+t.test('an admin\'s disable, enable and delete send user.disabled, user.enabled and user.deleted with the user as the admin API shows it', async (t) => {
+  const receiver = await startWebhookReceiver(t)
+  const server = await build(t, { variant: VARIANT, env: webhookEnv(receiver) })
+  const admin = await adminSession(server, VARIANT)
+  const user = await registerUser(server, VARIANT, { first_name: 'Mallory' })
+  for (const [method, url] of [['POST', `/admin/users/${user.id}/disable`], ['POST', `/admin/users/${user.id}/enable`], ['DELETE', `/admin/users/${user.id}`]] as const) {
+    const answer = await adminRequest(server, VARIANT, admin, method, url)
+    t.equal(answer.statusCode, 204, `${method} ${url}: ${answer.body}`)
+  }
+  await delivered(server)
+  t.match(receiver.ofType('user.disabled'), [{ data: { id: user.id, email: user.email, role: 'user', disabled: true } }])
+  t.match(receiver.ofType('user.enabled'), [{ data: { id: user.id, disabled: false } }])
+  t.match(receiver.ofType('user.deleted'), [{ data: { id: user.id, email: user.email } }])
   t.equal(receiver.unverified.length, 0)
 })

@@ -14,16 +14,18 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
   const store = await testStore(t)
   const clock = testClock()
   const status: MfaStatus = { ...factors, recoveryCodesLeft: 0 }
+  const emitted: string[] = []
   const admin = createAdmin({
     store,
     clock,
     sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() } },
     securityEvents: createSecurityEvents({ store, clock, log: silentLogger }),
     mfa: { status: async () => status },
-    mailer: { forOutbox: (message) => message, wake () {} }
+    mailer: { forOutbox: (message) => message, wake () {} },
+    webhooks: { emitUser: async (type, user) => { emitted.push(`${type} ${user.email}`) } }
   }, { ...OPTIONS, requireMfa })
   const newUser = (email: string) => store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
-  return { store, admin, newUser }
+  return { store, admin, newUser, emitted }
 }
 
 t.test('authorize: admins only; a second factor (TOTP or a passkey) under requireMfa; a fresh session for a change', async (t) => {
@@ -58,7 +60,7 @@ t.test('searchUsers gives a cursor only when another page follows', async (t) =>
 })
 
 t.test('every action is an event of its target with the admin as actor; 404 for a user that is not there', async (t) => {
-  const { store, admin, newUser } = await setUp(t)
+  const { store, admin, newUser, emitted } = await setUp(t)
   const boss = await newUser('boss@example.com')
   const ada = await newUser('ada@example.com')
   const actor = { adminId: boss.id, client }
@@ -75,6 +77,7 @@ t.test('every action is an event of its target with the admin as actor; 404 for 
     ['admin_user_deleted', 'admin_user_created', 'role_changed', 'admin_mfa_reset', 'admin_sessions_revoked', 'account_enabled', 'account_disabled'])
   t.ok(trail.every(event => event.actorId === boss.id && event.ip === client.ip))
   t.match(trail[0], { userId: null, detail: { user_id: ada.id, email: 'ada@example.com' } })
+  t.same(emitted, ['user.deleted ada@example.com'], 'the deletion is sent as user.deleted (the other actions go through their events)')
   for (const action of [admin.disable, admin.enable, admin.endSessions, admin.resetMfa, admin.deleteUser]) {
     await t.rejects(action(actor, ada.id), { code: 'USER_NOT_FOUND' })
   }
