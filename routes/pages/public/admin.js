@@ -148,9 +148,29 @@ async function loadEvents (userId) {
 
 // Every change goes through this confirmation; a 403 REAUTHENTICATION_REQUIRED shows the password (and code) fields.
 let pending = null
+
+function field (id, name, label, attributes) {
+  const input = element('input')
+  input.id = id
+  input.name = name
+  for (const [key, value] of Object.entries(attributes)) input.setAttribute(key, value)
+  const labelElement = element('label', { text: label })
+  labelElement.htmlFor = id
+  return [labelElement, input]
+}
+
+function showReauthFields () {
+  $('#reauth').replaceChildren(
+    element('p', { className: 'hint', text: 'This change needs a recent proof that it is you.' }),
+    ...field('reauth-password', 'password', 'Your password', { type: 'password', autocomplete: 'current-password' }),
+    ...field('reauth-code', 'code', 'Authenticator code (when it is on)', { autocomplete: 'one-time-code' }))
+  $('#reauth').hidden = false
+}
+
 function confirmChange (question, change) {
   pending = change
   $('#confirm-question').textContent = question
+  $('#reauth').replaceChildren()
   $('#reauth').hidden = true
   $('#confirm-form').reset()
   say(messageOf($('#confirm-form')), '')
@@ -167,7 +187,7 @@ onSubmit($('#confirm-form'), async (form) => {
   }
   const answer = await pending()
   if (answer.status === 403 && answer.body?.code === 'REAUTHENTICATION_REQUIRED') {
-    $('#reauth').hidden = false
+    showReauthFields()
     $('#reauth-password').focus()
     return say(message, 'Confirm with your password first.', 'error')
   }

@@ -1,0 +1,58 @@
+import t from 'tap'
+import { launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
+import { loggedInUser, registerUser } from '../fixtures/factories.js'
+import { codeAt, enableTotp } from '../fixtures/mfa.js'
+import { providerService } from '../fixtures/oauth.js'
+
+// The admin console (/admin) in Chromium, under the pages' CSP: an admin signs in with the second
+// factor, finds a user, disables it (confirmed), and the audit trail shows the action.
+
+for (const variant of ['cookie', 'header'] as const) {
+  t.test(`in Chromium, an admin signs in with TOTP, finds a user, disables and enables it, and sees it in the audit trail (${variant} variant)`, { skip: skipWithoutChromium }, async (t) => {
+    const { server, baseUrl } = await providerService(t, { variant, env: { ADMIN_REQUIRE_MFA: 'true' } })
+    const adminSession = await loggedInUser(server, variant, { first_name: 'Root' })
+    const { secret } = await enableTotp(server, variant, adminSession)
+    await server.store.setUserRole(adminSession.user.id, 'admin', new Date())
+    const target = await registerUser(server, variant, { first_name: 'Mallory', last_name: 'Target' })
+
+    const browser = await launchChromium(t)
+    const { page, violations } = await watchedPage(browser, t, { viewport: { width: 320, height: 800 } })
+    await page.goto(`${baseUrl}/admin`)
+    await page.getByLabel('Email', { exact: true }).fill(adminSession.user.email)
+    await page.getByLabel('Password', { exact: true }).fill(adminSession.user.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByLabel(/code/i).fill(codeAt(secret, 1))
+    await page.getByRole('button', { name: /verify/i }).click()
+
+    await page.getByLabel('Search users').fill('mallory')
+    await page.getByRole('button', { name: 'Search' }).click()
+    await page.getByRole('button', { name: `Open ${target.email}` }).click()
+    await page.locator('#user-title', { hasText: target.email }).waitFor()
+
+    await page.getByRole('button', { name: 'Disable' }).click()
+    await page.getByRole('button', { name: 'Yes, do it' }).click()
+    await page.getByRole('button', { name: 'Enable' }).waitFor()
+    const login = await server.inject({ method: 'POST', url: '/auth/login', payload: { email: target.email, password: target.password } })
+    t.equal(login.json().code, 'ACCOUNT_DISABLED', 'the disabled user cannot log in')
+    await page.locator('#events li', { hasText: /disabled/ }).first().waitFor()
+    t.match(await page.locator('#events').innerText(), new RegExp(`by admin ${adminSession.user.id}`), 'the audit trail names the admin')
+
+    await page.getByRole('button', { name: 'Enable' }).click()
+    await page.getByRole('button', { name: 'Yes, do it' }).click()
+    await page.getByRole('button', { name: 'Disable' }).waitFor()
+    t.same(await violations(), [], 'nothing refused under the CSP')
+  })
+}
+
+t.test('in Chromium, a signed-in user who is not an admin is told so', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
+  const user = await registerUser(server, 'cookie')
+  const browser = await launchChromium(t)
+  const { page } = await watchedPage(browser, t)
+  await page.goto(`${baseUrl}/admin`)
+  await page.getByLabel('Email', { exact: true }).fill(user.email)
+  await page.getByLabel('Password', { exact: true }).fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByText('This account is not an administrator.').first().waitFor()
+  t.pass('refused with a clear message')
+})
