@@ -70,6 +70,15 @@ try {
   await page.locator('#totp-qr svg').waitFor()
   await page.locator('section', { has: page.locator('#two-step-title') }).screenshot({ path: join(docs, 'account-totp.png') })
   console.log('docs/account-totp.png')
+
+  // The admin console, Ada made an admin (as `account-service users set-role` does), Grace's page open.
+  await post('/auth/register', { first_name: 'Grace', last_name: 'Hopper', username: 'grace', email: 'grace@example.com', password: 'compiler cobol 1959' })
+  await server.store.setUserRole(1, 'admin', new Date())
+  await page.goto(`${baseUrl}/admin`)
+  await page.locator('#users > li').nth(1).waitFor()
+  await page.getByRole('button', { name: 'Open grace@example.com' }).click()
+  await page.locator('#events > li').first().waitFor()
+  await shoot('admin', true)
 } finally {
   await browser.close()
   await server.close()

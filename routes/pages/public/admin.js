@@ -125,7 +125,7 @@ async function openUser (id) {
     element('p', { className: 'agent' }, `Address ${session.ip ?? 'unknown'} · last used `, timeElement(session.last_used_at))], 'No live session.')
   listOf($('#user-identities'), shown.identities ?? [], identity => [element('p', { text: `${identity.provider}${identity.email ? ` · ${identity.email}` : ''}` })], 'None linked.')
   const factors = shown.second_factors ?? {}
-  const described = Object.entries(factors).map(([name, value]) => `${name.replace(/_/g, ' ')}: ${Array.isArray(value) ? value.length : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}`)
+  const described = [`Authenticator app: ${factors.totp ? 'on' : 'off'}`, `Passkeys: ${(factors.passkeys ?? []).length}`]
   listOf($('#user-factors'), described, text => [element('p', { text })], 'None.')
   $('#disable').hidden = shown.disabled === true
   $('#enable').hidden = shown.disabled !== true
