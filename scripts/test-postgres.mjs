@@ -18,9 +18,9 @@ export const POSTGRES_TESTS = [
   // Rules that write several rows in one transaction (proving an address, status indexes, key rotation).
   'test/security/{pre-hijacking,status-list-indexes,signing-keys,revocation}.test.ts',
   'test/plugins/sessions.test.ts',
-  // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two, and its pages.
+  // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two (its pages in
+  // Chromium run in the main pass: what they add to the flows is the browser's, not the store's).
   'test/oauth/*.test.ts',
-  'test/e2e/oauth-browser.test.ts',
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
   'test/admin/*.test.ts',
   // Readiness reports the store's health.

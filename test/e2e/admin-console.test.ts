@@ -1,8 +1,11 @@
 import t from 'tap'
-import { launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
+import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { providerService } from '../fixtures/oauth.js'
+
+/** One browser for the file's tests (each has its own context). */
+const chromium = () => sharedChromium(t)
 
 // The admin console (/admin) in Chromium, under the pages' CSP: an admin signs in with the second
 // factor, finds a user, disables it (confirmed), and the audit trail shows the action.
@@ -15,7 +18,7 @@ for (const variant of ['cookie', 'header'] as const) {
     await server.store.setUserRole(adminSession.user.id, 'admin', new Date())
     const target = await registerUser(server, variant, { first_name: 'Mallory', last_name: 'Target' })
 
-    const browser = await launchChromium(t)
+    const browser = await chromium()
     const { page, violations } = await watchedPage(browser, t, { viewport: { width: 320, height: 800 } })
     await page.goto(`${baseUrl}/admin`)
     await page.getByLabel('Email', { exact: true }).fill(adminSession.user.email)
@@ -47,7 +50,7 @@ for (const variant of ['cookie', 'header'] as const) {
 t.test('in Chromium, a signed-in user who is not an admin is told so', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
   const user = await registerUser(server, 'cookie')
-  const browser = await launchChromium(t)
+  const browser = await chromium()
   const { page } = await watchedPage(browser, t)
   await page.goto(`${baseUrl}/admin`)
   await page.getByLabel('Email', { exact: true }).fill(user.email)

@@ -1,13 +1,16 @@
 import * as client from 'openid-client'
 import { createServer } from 'node:http'
 import t, { type Test } from 'tap'
-import { launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
+import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
 import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
 import { addClient, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
+
+/** One browser for the file's tests (each has its own context). */
+const chromium = () => sharedChromium(t)
 
 // The provider's browser steps in Chromium: the service's own sign-in, second-factor and consent
 // pages, the device verification page, and RP-initiated logout, under the pages' strict CSP.
@@ -29,7 +32,7 @@ t.test('in Chromium: sign-in page (password, then a TOTP code), consent page wit
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Orbit Tracker', redirectUris: [`${app}/callback`] }))
   const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
 
-  const browser = await launchChromium(t)
+  const browser = await chromium()
   const { page, violations } = await watchedPage(browser, t)
   await page.goto(request.url.href)
   await page.getByLabel('Email').fill(session.user.email)
@@ -64,7 +67,7 @@ t.test('in Chromium: the deny button sends the app access_denied', { skip: skipW
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Nosy App', redirectUris: [`${app}/callback`] }))
   const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
-  const browser = await launchChromium(t)
+  const browser = await chromium()
   const { page, violations } = await watchedPage(browser, t)
   await page.goto(request.url.href)
   await page.getByLabel('Email').fill(user.email)
@@ -82,7 +85,7 @@ t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "y
   const device = await client.initiateDeviceAuthorization(config, { scope: 'openid email' })
   t.ok(device.verification_uri.startsWith(baseUrl))
 
-  const browser = await launchChromium(t)
+  const browser = await chromium()
   const { page, violations } = await watchedPage(browser, t)
   await page.goto(device.verification_uri)
   await page.getByLabel(/code/i).fill(device.user_code)
@@ -104,7 +107,7 @@ t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app'
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Signed App', redirectUris: [`${app}/callback`], postLogoutRedirectUris: [`${app}/bye`] }))
   const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
-  const browser = await launchChromium(t)
+  const browser = await chromium()
   const { page } = await watchedPage(browser, t)
   await page.goto(request.url.href)
   await page.getByLabel('Email').fill(user.email)
@@ -135,7 +138,7 @@ for (const variant of ['cookie', 'header'] as const) {
     const config = await relyingParty(baseUrl, await addClient(server, { name: 'Wiki', redirectUris: [`${app}/callback`] }))
     const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
 
-    const browser = await launchChromium(t)
+    const browser = await chromium()
     const { page, violations } = await watchedPage(browser, t)
     await page.goto(request.url.href)
     await page.getByRole('link', { name: 'Sign in with Corp' }).click()
