@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { newClient } from '../core/oauth/clients.js'
-import { openSqliteStore } from '../db/sqlite/store.js'
+import type { StoreCode } from './builds.js'
 import { BENCH_PASSWORD, seededUser } from './seed.js'
 
 /*
@@ -31,8 +30,8 @@ function benchClient (clientId: string, secret: string | undefined): BenchClient
   return { clientId, secret, basic }
 }
 
-/** Registers the bench's two apps in the store at `filename` (its migrations already run). */
-export async function seedOAuthClients (filename: string): Promise<BenchClients> {
+/** Registers the bench's two apps in the store at `filename` (its migrations already run), with the code of the build under test. */
+export async function seedOAuthClients (filename: string, { openSqliteStore, newClient }: StoreCode): Promise<BenchClients> {
   const store = openSqliteStore(filename)
   try {
     const app = newClient({ name: 'Bench App', redirectUris: [OAUTH_REDIRECT_URI], public: false, trusted: true })

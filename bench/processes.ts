@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const SERVICE_ENTRY = fileURLToPath(new URL('../dist/src/server.js', import.meta.url))
 const READY_SIGNAL = fileURLToPath(new URL('./ready-signal.mjs', import.meta.url))
 const HELLO_WORLD = fileURLToPath(new URL('./hello-world.mjs', import.meta.url))
 const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
@@ -20,6 +19,8 @@ export interface Running {
 }
 
 export interface ServiceOptions {
+  /** The build's entry point (bench/builds.ts): dist/src/server.js of this tree or of the base. */
+  entry: string
   variant: 'header' | 'cookie'
   databaseFile: string
   /** Where `--cpu-prof` writes this process's profile, when profiling. */
@@ -42,7 +43,7 @@ async function freePort (): Promise<number> {
  * PUBLIC_URL is its own address (localhost: production takes no other plain-HTTP origin), so that
  * the OAuth provider's issuer, and the audience of the tokens it signs, are where it is reached.
  */
-export async function startService ({ variant, databaseFile, profileDir }: ServiceOptions): Promise<Running> {
+export async function startService ({ entry, variant, databaseFile, profileDir }: ServiceOptions): Promise<Running> {
   const port = await freePort()
   const environment: Record<string, string> = {
     NODE_ENV: 'production',
@@ -57,7 +58,7 @@ export async function startService ({ variant, databaseFile, profileDir }: Servi
     PASSWORD_HASH_TARGET: '0ms'
   }
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  return await startProcess([...profile, '--import', READY_SIGNAL, SERVICE_ENTRY], environment)
+  return await startProcess([...profile, '--import', READY_SIGNAL, entry], environment)
 }
 
 /** The ceiling: a bare Fastify hello-world in its own process. */

@@ -1,10 +1,8 @@
 import type { Measurement } from './load.js'
 import type { Scenario } from './scenarios.js'
 
-export interface ScenarioResult {
-  id: string
-  title: string
-  compare: Scenario['compare']
+/** One build's figures in a scenario. */
+export interface BuildResult {
   baseline: { label: string, median: Measurement, rounds: Measurement[] }
   target: { label: string, median: Measurement, rounds: Measurement[] }
   /** Median over the rounds of target/baseline (req/s, or p99 for `compare: 'p99'`). */
@@ -17,6 +15,14 @@ export interface ScenarioResult {
   met: boolean
 }
 
+/** A scenario's figures: this tree's, and the base build's where the run had one (BENCH_BASE). */
+export interface ScenarioResult extends BuildResult {
+  id: string
+  title: string
+  compare: Scenario['compare']
+  base?: BuildResult & { build: string }
+}
+
 export interface ProcessResult {
   /** Median spawn-to-listening time of restarts on an existing store. */
   startToReadyMs: number
@@ -24,47 +30,60 @@ export interface ProcessResult {
   helloWorldStartToReadyMs: number
   /** Resident memory of each service after its load. */
   rssMb: Record<string, number>
+  /** The base build's figures, where the run had one. */
+  base?: { startToReadyMs: number, rssMb: Record<string, number> }
 }
 
 export interface Results {
   date: string
   machine: { cpus: number, cpuModel: string, node: string, fastify: string, threadpool: string }
   settings: { connections: number, warmupSeconds: number, seconds: number, rounds: number, smallUsers: number, bigUsers: number, quick: boolean }
+  /** The builds measured: this tree (`change`), then the base where BENCH_BASE named one. */
+  builds: string[]
+  /** The one-minute load average at the start (at most `max`) and at the end. */
+  load: { before: number, after: number, max: number }
   scenarios: ScenarioResult[]
   process?: ProcessResult
 }
 
 const figure = (value: number, digits = 0) => Number.isFinite(value) ? value.toFixed(digits) : '–'
 
-export function toMarkdown ({ date, machine, settings, scenarios, process }: Results): string {
+export function toMarkdown ({ date, machine, settings, builds, load, scenarios, process }: Results): string {
+  const base = builds[1]
   const lines = [
     `Measured ${date} on ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, Fastify ${machine.fastify}, libuv pool ${machine.threadpool}; ` +
     `${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s window, ${settings.rounds} alternating rounds, medians; ` +
     `small store ${settings.smallUsers.toLocaleString('en')} users, big store ${settings.bigUsers.toLocaleString('en')}.${settings.quick ? ' QUICK RUN: figures are indicative only.' : ''}`,
+    `Load average (1 min): ${load.before.toFixed(2)} at the start (at most ${load.max}), ${load.after.toFixed(2)} at the end.` +
+    (base === undefined ? '' : ` Base: ${base}, built beside this tree and measured in the same rounds (its ratio in the last column).`),
     '',
-    '| scenario | req/s | p50 ms | p99 ms | errors | baseline | baseline req/s | baseline p99 ms | ratio | goal | met |',
-    '|---|--:|--:|--:|--:|---|--:|--:|--:|---|:-:|'
+    `| scenario | req/s | p50 ms | p99 ms | errors | baseline | baseline req/s | baseline p99 ms | ratio | goal | met |${base === undefined ? '' : ' base ratio |'}`,
+    `|---|--:|--:|--:|--:|---|--:|--:|--:|---|:-:|${base === undefined ? '' : '--:|'}`
   ]
-  for (const { title, target, baseline, ratio, goal, met } of scenarios) {
+  for (const { title, target, baseline, ratio, goal, met, base: baseResult } of scenarios) {
     const t = target.median
     const b = baseline.median
-    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${goal === '–' ? '–' : met ? 'yes' : '**no**'} |`)
+    const baseColumn = baseResult === undefined ? '' : ` ${figure(baseResult.ratio, 2)} |`
+    lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${goal} | ${goal === '–' ? '–' : met ? 'yes' : '**no**'} |${baseColumn}`)
   }
   const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
   if (perCore.length > 0) {
-    lines.push('', `| per core (the service is one process; this machine has ${machine.cpus} cores) | req/s per core | reference | goal | met |`, '|---|--:|---|--:|:-:|')
-    for (const { title, perCore: figures, target } of perCore) {
+    lines.push('', `| per core (this machine has ${machine.cpus} cores; the event loop is one, the hashing threads one per core) | per second per core | reference | goal | met |${base === undefined ? '' : ' base |'}`,
+      `|---|--:|---|--:|:-:|${base === undefined ? '' : '--:|'}`)
+    for (const { title, perCore: figures, target, base: baseResult } of perCore) {
       if (figures === undefined) continue
       const met = figures.perSecond >= figures.goal && target.median.errors === 0
-      lines.push(`| ${title} | ${figure(figures.perSecond)} | ${figures.reference} | ≥ ${figures.goal.toLocaleString('en')} | ${met ? 'yes' : '**no**'} |`)
+      const baseColumn = baseResult === undefined ? '' : ` ${figure(baseResult.perCore?.perSecond ?? Number.NaN)} |`
+      lines.push(`| ${title} | ${figure(figures.perSecond)} | ${figures.reference} | ≥ ${figures.goal.toLocaleString('en')} | ${met ? 'yes' : '**no**'} |${baseColumn}`)
     }
   }
   if (process !== undefined) {
-    lines.push('', '| process | value | goal | met |', '|---|--:|---|:-:|')
-    lines.push(`| start to ready (spawn to listening, median of restarts) | ${figure(process.startToReadyMs)} ms | < 500 ms | ${process.startToReadyMs < 500 ? 'yes' : '**no**'} |`)
-    lines.push(`| start to ready of hello-world (the floor) | ${figure(process.helloWorldStartToReadyMs)} ms | | |`)
+    const baseValue = (value: number | undefined, unit: string) => process.base === undefined ? '' : ` ${value === undefined ? '–' : `${figure(value)} ${unit}`} |`
+    lines.push('', `| process | value | goal | met |${process.base === undefined ? '' : ' base |'}`, `|---|--:|---|:-:|${process.base === undefined ? '' : '--:|'}`)
+    lines.push(`| start to ready (spawn to listening, median of restarts) | ${figure(process.startToReadyMs)} ms | < 500 ms | ${process.startToReadyMs < 500 ? 'yes' : '**no**'} |${baseValue(process.base?.startToReadyMs, 'ms')}`)
+    lines.push(`| start to ready of hello-world (the floor) | ${figure(process.helloWorldStartToReadyMs)} ms | | |${baseValue(process.helloWorldStartToReadyMs, 'ms')}`)
     for (const [service, rss] of Object.entries(process.rssMb)) {
-      lines.push(`| RSS after load, ${service} | ${figure(rss)} MB | < 150 MB | ${rss < 150 ? 'yes' : '**no**'} |`)
+      lines.push(`| RSS after load, ${service} | ${figure(rss)} MB | < 150 MB | ${rss < 150 ? 'yes' : '**no**'} |${baseValue(process.base?.rssMb[service], 'MB')}`)
     }
   }
   return lines.join('\n') + '\n'

@@ -6,16 +6,22 @@ import { fileURLToPath } from 'node:url'
 import { CONNECTIONS, logIn, spreadUsers, type Measurement, type Session, type Timing } from './load.js'
 import { OAuthBrowser, offlineTokensOf, seedOAuthClients, type AppTokens } from './oauth.js'
 import { startHelloWorld, startService, type Running } from './processes.js'
-import { toMarkdown, toSvg, type ProcessResult, type Results, type ScenarioResult } from './report.js'
+import { changeBuild, prepareBaseBuild, type Build } from './builds.js'
+import { DEFAULT_MAX_LOAD, oneMinuteLoad, quietMachine, SETTLE_WAIT_MS } from './machine.js'
+import { toMarkdown, toSvg, type BuildResult, type ProcessResult, type Results, type ScenarioResult } from './report.js'
 import { OAUTH_GRANTS, scenarios, type Bench, type Scenario, type Service, type ServiceName } from './scenarios.js'
 import { seedStore } from './seed.js'
 
 /*
  * npm run bench: every scenario against its baseline, alternating the two for
- * BENCH_ROUNDS rounds, medians. BENCH_QUICK=1 for a short run, BENCH_SCENARIOS
- * to pick scenarios by id (and `process` for start time and RSS), BENCH_OUT for
- * the output folder, BENCH_BIG_USERS for the big store's size, BENCH_PROFILE to
- * write the services' --cpu-prof profiles to a folder.
+ * BENCH_ROUNDS rounds, medians. BENCH_BASE=<git ref> (main, say) builds that commit
+ * beside this tree and measures both in the same rounds, alternating, so that a
+ * change is judged against its base on one machine state. It starts only on a quiet
+ * machine (bench/machine.ts: the one-minute load average at most BENCH_MAX_LOAD,
+ * 0.5 by default) and writes nothing otherwise. BENCH_QUICK=1 for a short run,
+ * BENCH_SCENARIOS to pick scenarios by id (and `process` for start time and RSS),
+ * BENCH_SETTLE_SECONDS how long to wait for a quiet machine (180), BENCH_OUT for the output folder, BENCH_BIG_USERS for the big store's size,
+ * BENCH_PROFILE to write the services' --cpu-prof profiles to a folder.
  */
 const quick = process.env.BENCH_QUICK === '1'
 const timing: Timing = quick ? { warmupSeconds: 0.5, seconds: 1.5 } : { warmupSeconds: 2, seconds: 6 }
@@ -26,41 +32,56 @@ const outDir = resolve(process.env.BENCH_OUT ?? fileURLToPath(new URL('./results
 const profileDir = process.env.BENCH_PROFILE === undefined ? undefined : resolve(process.env.BENCH_PROFILE)
 const selected = process.env.BENCH_SCENARIOS?.split(',').map((id) => id.trim())
 const wanted = (id: string) => selected === undefined || selected.includes(id)
+const baseRef = process.env.BENCH_BASE === undefined || process.env.BENCH_BASE === '' ? undefined : process.env.BENCH_BASE
+const maxLoad = Number(process.env.BENCH_MAX_LOAD ?? DEFAULT_MAX_LOAD)
+const settleWaitMs = process.env.BENCH_SETTLE_SECONDS === undefined ? SETTLE_WAIT_MS : Number(process.env.BENCH_SETTLE_SECONDS) * 1000
 
 const workDir = mkdtempSync(join(tmpdir(), 'account-bench-'))
 const started: Running[] = []
 let hello: Promise<Running> | undefined
-const services = new Map<ServiceName, Promise<Service>>()
-
-const bench: Bench = {
-  timing,
-  hello: () => (hello ??= track(startHelloWorld())),
-  service: (name) => {
-    let service = services.get(name)
-    if (service === undefined) {
-      service = openService(name)
-      services.set(name, service)
-    }
-    return service
-  }
-}
 
 async function track (running: Promise<Running>): Promise<Running> {
   started.push(await running)
   return await running
 }
 
-function databaseFile (name: ServiceName) {
-  return join(workDir, `${name}.db`)
+/** One build under benchmark, with its services (started at first use, each on a store of its own). */
+interface Measured {
+  build: Build
+  bench: Bench
+  services: Map<ServiceName, Promise<Service>>
 }
 
-async function openService (name: ServiceName): Promise<Service> {
+function measured (build: Build, index: number): Measured {
+  const services = new Map<ServiceName, Promise<Service>>()
+  const bench: Bench = {
+    timing,
+    hello: () => (hello ??= track(startHelloWorld())),
+    service: (name) => {
+      let service = services.get(name)
+      if (service === undefined) {
+        service = openService(build, index, name)
+        services.set(name, service)
+      }
+      return service
+    }
+  }
+  return { build, bench, services }
+}
+
+function databaseFile (buildIndex: number, name: ServiceName) {
+  return join(workDir, `${buildIndex}-${name}.db`)
+}
+
+async function openService (build: Build, buildIndex: number, name: ServiceName): Promise<Service> {
   const users = name === 'big' ? bigUsers : smallUsers
   const seeding = Date.now()
-  await seedStore(databaseFile(name), users)
-  const clients = await seedOAuthClients(databaseFile(name))
-  log(`seeded ${users.toLocaleString('en')} users and 2 OAuth apps for ${name} in ${Date.now() - seeding} ms`)
-  const running = await track(startService({ variant: name === 'cookie' ? 'cookie' : 'header', databaseFile: databaseFile(name), profileDir }))
+  const code = await build.storeCode()
+  const file = databaseFile(buildIndex, name)
+  await seedStore(file, users, code)
+  const clients = await seedOAuthClients(file, code)
+  log(`seeded ${users.toLocaleString('en')} users and 2 OAuth apps for ${name} (${build.label}) in ${Date.now() - seeding} ms`)
+  const running = await track(startService({ entry: build.entry, variant: name === 'cookie' ? 'cookie' : 'header', databaseFile: file, profileDir }))
   let sessions: Promise<Session[]> | undefined
   let offlineTokens: Promise<Array<AppTokens & { refresh_token: string }>> | undefined
   return {
@@ -91,18 +112,50 @@ function medianOf (runs: Measurement[]): Measurement {
   }
 }
 
+interface Step {
+  side: 'baseline' | 'target'
+  /** Which build's runs it feeds (a shared baseline feeds every build's). */
+  build: number
+}
+
+/**
+ * One round's measurements, in an order that is reversed every other round, so that no side always
+ * runs first (on a cooler machine) or last. A shared baseline is measured once a round.
+ */
+function roundSteps (scenario: Scenario, round: number): Step[] {
+  const steps: Step[] = scenario.baseline.shared === true ? [{ side: 'baseline', build: 0 }] : []
+  builds.forEach((_build, index) => {
+    if (scenario.baseline.shared !== true) steps.push({ side: 'baseline', build: index })
+    steps.push({ side: 'target', build: index })
+  })
+  return round % 2 === 0 ? steps : steps.reverse()
+}
+
 async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
-  const baselineRuns: Measurement[] = []
-  const targetRuns: Measurement[] = []
+  const baselineRuns: Measurement[][] = builds.map(() => [])
+  const targetRuns: Measurement[][] = builds.map(() => [])
   for (let round = 0; round < rounds; round++) {
-    // Alternate which side goes first, so that neither always runs on a warmer (or hotter) machine.
-    const sides = round % 2 === 0 ? ['baseline', 'target'] as const : ['target', 'baseline'] as const
-    for (const side of sides) {
-      const measurement = await scenario[side].measure(bench)
-      ;(side === 'baseline' ? baselineRuns : targetRuns).push(measurement)
-      log(`${scenario.id} round ${round + 1} ${side}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors`)
+    for (const { side, build } of roundSteps(scenario, round)) {
+      const measurement = await scenario[side].measure(builds[build].bench)
+      if (side === 'target') targetRuns[build].push(measurement)
+      else if (scenario.baseline.shared === true) baselineRuns.forEach((runs) => runs.push(measurement))
+      else baselineRuns[build].push(measurement)
+      const of = side === 'target' || scenario.baseline.shared !== true ? ` (${builds[build].build.label})` : ''
+      log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors`)
     }
   }
+  const [change, ...bases] = builds.map((_build, index) => judge(scenario, baselineRuns[index], targetRuns[index]))
+  return {
+    ...change,
+    id: scenario.id,
+    title: scenario.title,
+    compare: scenario.compare,
+    base: bases.length === 0 ? undefined : { build: builds[1].build.label, ...bases[0] }
+  }
+}
+
+/** One build's figures in a scenario: the median ratio over the rounds, and whether each goal is met. */
+function judge (scenario: Scenario, baselineRuns: Measurement[], targetRuns: Measurement[]): BuildResult {
   const ratios = baselineRuns.map((baseline, round) => scenario.compare === 'p99'
     ? targetRuns[round].p99 / baseline.p99
     : targetRuns[round].requestsPerSecond / baseline.requestsPerSecond)
@@ -111,8 +164,9 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
   const ratioGoal = scenario.goal
   const ratioMet = ratioGoal === undefined || (scenario.compare === 'p99' ? ratio < ratioGoal : ratio >= ratioGoal)
   const p99Met = scenario.p99Below === undefined || target.p99 < scenario.p99Below
-  // The service is one process: its figure per core is its req/s, whatever the machine's core count.
-  const perCore = scenario.perCore === undefined ? undefined : { perSecond: target.requestsPerSecond, ...scenario.perCore }
+  const perCore = scenario.perCore === undefined
+    ? undefined
+    : { perSecond: target.requestsPerSecond / (scenario.perCore.cores === 'one' ? 1 : cpus().length), goal: scenario.perCore.goal, reference: scenario.perCore.reference }
   const perCoreMet = perCore === undefined || perCore.perSecond >= perCore.goal
   const goal = [
     ratioGoal === undefined ? undefined : scenario.compare === 'p99' ? `< ${ratioGoal}× p99` : `≥ ${ratioGoal}`,
@@ -120,9 +174,6 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
     perCore === undefined ? undefined : `≥ ${perCore.goal.toLocaleString('en')}/s per core`
   ].filter((part) => part !== undefined).join(', ') || '–'
   return {
-    id: scenario.id,
-    title: scenario.title,
-    compare: scenario.compare,
     baseline: { label: scenario.baseline.label, median: medianOf(baselineRuns), rounds: baselineRuns },
     target: { label: scenario.target.label, median: target, rounds: targetRuns },
     ratio,
@@ -134,54 +185,88 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
 }
 
 /**
- * Restarts, spawn to listening: the service on an existing store (its key
- * already made), and hello-world, the floor that Node and Fastify set.
+ * Restarts, spawn to listening: each build on an existing store (its key already made), and
+ * hello-world, the floor that Node and Fastify set; taken in turn.
  */
-async function measureStarts (): Promise<{ service: number, helloWorld: number }> {
-  const file = databaseFile('header')
-  if (!services.has('header')) await seedStore(file, smallUsers)
-  const service: number[] = []
+async function measureStarts (): Promise<{ builds: number[], helloWorld: number }> {
+  const files = await Promise.all(builds.map(async ({ build, services }, index) => {
+    const file = databaseFile(index, 'header')
+    if (!services.has('header')) await seedStore(file, smallUsers, await build.storeCode())
+    return file
+  }))
+  const times: number[][] = builds.map(() => [])
   const helloWorld: number[] = []
   for (let start = 0; start < (quick ? 2 : 5); start++) {
-    for (const [times, starting] of [[service, startService({ variant: 'header', databaseFile: file })], [helloWorld, startHelloWorld()]] as const) {
-      const running = await starting
-      times.push(running.readyMs)
+    for (const [index, { build }] of builds.entries()) {
+      const running = await startService({ entry: build.entry, variant: 'header', databaseFile: files[index] })
+      times[index].push(running.readyMs)
       await running.stop()
     }
+    const running = await startHelloWorld()
+    helloWorld.push(running.readyMs)
+    await running.stop()
   }
-  return { service: median(service), helloWorld: median(helloWorld) }
+  return { builds: times.map(median), helloWorld: median(helloWorld) }
 }
 
 function log (line: string) {
   process.stderr.write(`${line}\n`)
 }
 
+const builds: Measured[] = [measured(changeBuild, 0)]
 const results: ScenarioResult[] = []
 let processResult: ProcessResult | undefined
+let load: Results['load'] | undefined
 try {
-  for (const scenario of scenarios.filter(({ id }) => wanted(id))) results.push(await runScenario(scenario))
-  if (wanted('process')) {
-    const rssMb: Record<string, number> = {}
-    for (const [name, service] of services) rssMb[name] = (await service).running.rssMb()
-    const starts = await measureStarts()
-    processResult = { startToReadyMs: starts.service, helloWorldStartToReadyMs: starts.helloWorld, rssMb }
+  if (baseRef !== undefined) builds.push(measured(prepareBaseBuild(baseRef, workDir, log), 1))
+  const before = await quietMachine(maxLoad, settleWaitMs, log)
+  if (before === undefined) {
+    log(`load average ${oneMinuteLoad().toFixed(2)} stayed above ${maxLoad} (BENCH_MAX_LOAD): not measuring a busy machine. Stop what else runs, or raise BENCH_MAX_LOAD to measure anyway (and say so).`)
+    process.exitCode = 1
+  } else {
+    log(`load average at the start: ${before.toFixed(2)}`)
+    for (const scenario of scenarios.filter(({ id }) => wanted(id))) results.push(await runScenario(scenario))
+    if (wanted('process')) {
+      const rssOf = async ({ services }: Measured) => {
+        const rssMb: Record<string, number> = {}
+        for (const [name, service] of services) rssMb[name] = (await service).running.rssMb()
+        return rssMb
+      }
+      const rss = await Promise.all(builds.map(rssOf))
+      const starts = await measureStarts()
+      processResult = {
+        startToReadyMs: starts.builds[0],
+        helloWorldStartToReadyMs: starts.helloWorld,
+        rssMb: rss[0],
+        base: builds.length > 1 ? { startToReadyMs: starts.builds[1], rssMb: rss[1] } : undefined
+      }
+    }
+    load = { before, after: oneMinuteLoad(), max: maxLoad }
+    log(`load average at the end: ${load.after.toFixed(2)}`)
   }
 } finally {
   for (const running of started) await running.stop()
   rmSync(workDir, { recursive: true, force: true })
 }
 
-const fastifyVersion = (createRequire(import.meta.url)('fastify/package.json') as { version: string }).version
-const report: Results = {
-  date: new Date().toISOString(),
-  machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, fastify: fastifyVersion, threadpool: process.env.UV_THREADPOOL_SIZE ?? '4 (default)' },
-  settings: { connections: CONNECTIONS, ...timing, rounds, smallUsers, bigUsers, quick },
-  scenarios: results,
-  process: processResult
+if (load !== undefined) writeReport(load)
+
+/** The tables printed and written to BENCH_OUT: latest.md, latest.json, ratios.svg. */
+function writeReport (load: NonNullable<Results['load']>): void {
+  const fastifyVersion = (createRequire(import.meta.url)('fastify/package.json') as { version: string }).version
+  const report: Results = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, fastify: fastifyVersion, threadpool: process.env.UV_THREADPOOL_SIZE ?? '4 (default)' },
+    settings: { connections: CONNECTIONS, ...timing, rounds, smallUsers, bigUsers, quick },
+    builds: builds.map(({ build }) => build.label),
+    load,
+    scenarios: results,
+    process: processResult
+  }
+  const markdown = toMarkdown(report)
+  process.stdout.write(markdown)
+  mkdirSync(outDir, { recursive: true })
+  writeFileSync(join(outDir, 'latest.md'), markdown)
+  writeFileSync(join(outDir, 'latest.json'), JSON.stringify(report, null, 2) + '\n')
+  writeFileSync(join(outDir, 'ratios.svg'), toSvg(report))
 }
-const markdown = toMarkdown(report)
-process.stdout.write(markdown)
-mkdirSync(outDir, { recursive: true })
-writeFileSync(join(outDir, 'latest.md'), markdown)
-writeFileSync(join(outDir, 'latest.json'), JSON.stringify(report, null, 2) + '\n')
-writeFileSync(join(outDir, 'ratios.svg'), toSvg(report))

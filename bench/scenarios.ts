@@ -31,6 +31,11 @@ export interface Bench {
 export interface Side {
   label: string
   measure: (bench: Bench) => Promise<Measurement>
+  /**
+   * The side measures nothing of a build (hello-world, the raw hash rate): with a base build in the
+   * run it is measured once a round for both; any other baseline is measured on each build.
+   */
+  shared?: boolean
 }
 
 export interface Scenario {
@@ -45,10 +50,11 @@ export interface Scenario {
   /** A ceiling on the target's p99 latency in ms, where the issue sets one. */
   p99Below?: number
   /**
-   * Requests per second per core, for a scenario with a published reference: the service is one
-   * process, so its figure per core is its req/s.
+   * Requests per second per core, for a scenario with a published reference. `cores`: what does the
+   * work: the one event loop (`one`: the figure per core is the req/s), or every core (`all`: the
+   * hashing threads, one per core, of a login; the req/s over the machine's cores).
    */
-  perCore?: { goal: number, reference: string }
+  perCore?: { goal: number, reference: string, cores: 'one' | 'all' }
 }
 
 const json = { 'content-type': 'application/json' }
@@ -62,6 +68,7 @@ const HASHING_CONNECTIONS = 8
 
 const helloWorld: Side = {
   label: 'hello-world',
+  shared: true,
   measure: async (bench) => {
     const { url } = await bench.hello()
     return await measure(() => ({ url, requests: [{ method: 'GET', path: '/' }] }), bench.timing)
@@ -275,6 +282,7 @@ export const scenarios: Scenario[] = [
     title: 'login (Argon2id verify + session + sign)',
     baseline: {
       label: 'raw Argon2id hashes',
+      shared: true,
       measure: async ({ timing }) => {
         const perSecond = await measureHashRate(timing.warmupSeconds, timing.seconds, HASHING_CONNECTIONS)
         return { requestsPerSecond: perSecond, p50: Number.NaN, p99: Number.NaN, errors: 0 }
@@ -282,7 +290,8 @@ export const scenarios: Scenario[] = [
     },
     target: logins('header', 'variant A'),
     compare: 'throughput',
-    goal: 0.9
+    goal: 0.9,
+    perCore: { goal: 15, reference: 'Keycloak: 15 password logins/s per vCPU (its sizing guide)', cores: 'all' }
   },
   {
     id: 'reads-under-logins',
@@ -347,7 +356,7 @@ export const scenarios: Scenario[] = [
     baseline: helloWorld,
     target: clientCredentialsGrants,
     compare: 'throughput',
-    perCore: { goal: 1200, reference: 'Keycloak: 120 client credentials grants/s per vCPU (its published sizing)' }
+    perCore: { goal: 1200, reference: 'Keycloak: 120 client credentials grants/s per vCPU (its published sizing)', cores: 'one' }
   },
   {
     id: 'oauth-userinfo',

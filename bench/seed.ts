@@ -3,8 +3,8 @@ import Database from 'better-sqlite3'
 import { sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { users } from '../db/sqlite/schema.js'
-import { openSqliteStore } from '../db/sqlite/store.js'
 import { ARGON2ID_OPTIONS } from '../core/passwords/passwords.js'
+import type { StoreCode } from './builds.js'
 
 export const BENCH_PASSWORD = 'bench password 1'
 
@@ -15,13 +15,13 @@ export function seededUser (index: number) {
 
 /**
  * Creates a store of `count` users at `filename`: migrations through the
- * store itself, then one prepared Drizzle insert run `count` times in one
+ * store of the build under test (`code`), then one prepared Drizzle insert run `count` times in one
  * transaction. Hashing a million passwords with Argon2id would take hours,
  * so every user shares one PHC string of BENCH_PASSWORD, hashed once at the
  * service's parameters: a login verifies exactly as it would for its own hash.
  */
-export async function seedStore (filename: string, count: number): Promise<void> {
-  await openSqliteStore(filename).close()
+export async function seedStore (filename: string, count: number, code: Pick<StoreCode, 'openSqliteStore'>): Promise<void> {
+  await code.openSqliteStore(filename).close()
   const passwordHash = await hash(BENCH_PASSWORD, ARGON2ID_OPTIONS)
   const connection = new Database(filename)
   const db = drizzle({ client: connection })

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { test } from 'tap'
@@ -10,17 +10,23 @@ import type { Results } from '../../bench/report.js'
 const RUN = fileURLToPath(new URL('../../bench/run.ts', import.meta.url))
 
 // The harness end to end, short: the built service (pretest builds dist/) and hello-world
-// on free ports, one scenario, two alternating rounds, the three output files.
+// on free ports, one scenario, two alternating rounds, the three output files. The suite keeps
+// the machine busy, so the quiet-machine check is lifted here (BENCH_MAX_LOAD): only the harness is tested.
 test('npm run bench (BENCH_QUICK=1) measures a scenario against hello-world and writes its reports', async (t) => {
   const out = mkdtempSync(join(tmpdir(), 'account-bench-test-'))
   t.teardown(() => rmSync(out, { recursive: true, force: true }))
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', RUN], {
-    env: { ...process.env, BENCH_QUICK: '1', BENCH_SCENARIOS: 'get-user-a,process', BENCH_OUT: out },
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', RUN], {
+    env: { ...process.env, BENCH_QUICK: '1', BENCH_SCENARIOS: 'get-user-a,process', BENCH_OUT: out, BENCH_MAX_LOAD: '1000' },
     timeout: 60_000
   })
+  t.match(stderr, /load average at the start: \d+\.\d\d/)
+  t.match(stderr, /load average at the end: \d+\.\d\d/)
 
   const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as Results
   t.equal(results.settings.quick, true)
+  t.same(results.builds, ['change'], 'no base build unless BENCH_BASE names one')
+  t.equal(results.load.max, 1000)
+  t.ok(results.load.before >= 0 && results.load.after >= 0, 'the load average before and after is in the report')
   t.equal(results.settings.rounds, 2)
   t.same(results.scenarios.map(({ id }) => id), ['get-user-a'])
   const [reads] = results.scenarios
@@ -36,6 +42,21 @@ test('npm run bench (BENCH_QUICK=1) measures a scenario against hello-world and 
 
   const markdown = readFileSync(join(out, 'latest.md'), 'utf8')
   t.equal(markdown, stdout, 'the table printed is the table written')
+  t.match(markdown, /^Load average \(1 min\): \d+\.\d\d at the start \(at most 1000\), \d+\.\d\d at the end\.$/m)
   t.match(markdown, /\| GET \/users\/:id, variant A \(Bearer\) \| \d+ \|/)
   t.match(readFileSync(join(out, 'ratios.svg'), 'utf8'), /^<svg [^>]*>[\s\S]*GET \/users\/:id, variant A[\s\S]*<\/svg>\n$/)
+})
+
+test('npm run bench on a busy machine measures nothing and writes nothing', async (t) => {
+  const out = join(mkdtempSync(join(tmpdir(), 'account-bench-test-')), 'results')
+  t.teardown(() => rmSync(dirname(out), { recursive: true, force: true }))
+  // No load average is below -1: the machine is "busy" whatever it does, and the run must not wait for it.
+  const run = promisify(execFile)(process.execPath, ['--import', 'tsx', RUN], {
+    env: { ...process.env, BENCH_QUICK: '1', BENCH_SCENARIOS: 'get-user-a', BENCH_OUT: out, BENCH_MAX_LOAD: '-1', BENCH_SETTLE_SECONDS: '0' },
+    timeout: 60_000
+  })
+  const failure = await run.then(() => undefined, (error: { code: number, stderr: string }) => error)
+  t.equal(failure?.code, 1, 'exit code 1')
+  t.match(failure?.stderr, /load average \d+\.\d\d stayed above -1 \(BENCH_MAX_LOAD\): not measuring a busy machine/)
+  t.notOk(existsSync(out), 'no results written')
 })
