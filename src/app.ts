@@ -44,6 +44,7 @@ import type { Config, Variant } from '../core/config.js'
 import type { Argon2Parameters } from '../core/passwords/hashing-pool.js'
 import { buildSerializerCompiler } from '../core/serialization.js'
 import { buildValidatorCompiler } from '../core/validation.js'
+import { lazyRequestLoggers } from './request-logger.js'
 
 export interface AppOptions {
   config: Config
@@ -121,6 +122,8 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
       // Pretty lines in development, written in-process (a transport's worker cannot load in the single executable).
       ...(config.nodeEnv === 'development' ? { stream: pinoPretty({ ignore: 'pid,hostname' }) } : {})
     },
+    // A request's child logger is made only when it writes a line (src/request-logger.ts).
+    childLoggerFactory: lazyRequestLoggers,
     genReqId: requestId,
     bodyLimit: config.bodyLimit,
     // REQUEST_TIMEOUT: a request (headers and body) that has not arrived and been answered by then, and a
