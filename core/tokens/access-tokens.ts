@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { nowSeconds } from '../clock.js'
 import { InvalidTokenError, TokenExpiredError } from '../errors.js'
 import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions, type SigningJwk } from './key-ring.js'
@@ -21,6 +22,11 @@ export interface AccessTokens {
    * our signature (by any key we ever had), issuer and audience.
    */
   verify (token: string, options?: { allowExpired?: boolean }): Promise<AccessTokenClaims>
+  /**
+   * The claims of a token verified before and not yet expired, from memory; undefined otherwise
+   * (verify then says why). The request path's way to skip a promise when it can.
+   */
+  verifiedBefore (token: string): AccessTokenClaims | undefined
   /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies. */
   readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
   /** The newest key as a private JWK: the OAuth provider signs with it (core/oauth/provider.ts). */
@@ -29,10 +35,27 @@ export interface AccessTokens {
   reloadKeys (): Promise<void>
 }
 
-/** The settings of the access tokens: all of them are the key ring's (core/tokens/key-ring.ts). */
-export type TokensOptions = KeyRingOptions
+/** The settings of the access tokens: the key ring's (core/tokens/key-ring.ts), and how many verified tokens to keep. */
+export type TokensOptions = KeyRingOptions & { verifiedTokensMax?: number }
 
 export type AccessTokensDependencies = KeyRingDependencies
+
+/**
+ * How many verified tokens are kept (least recently used go first): the tokens of that many
+ * sessions active within ACCESS_TOKEN_TTL skip verification. About 0.7 KB each (the token string,
+ * its claims): 10,000 is 7 MB.
+ */
+export const VERIFIED_TOKENS_MAX = 10_000
+
+interface VerifiedToken {
+  /** The whole token: the cache is keyed by its signature alone, and a hit must be this very token. */
+  token: string
+  claims: AccessTokenClaims
+  /** The clock's milliseconds up to which the token is still good: its exp, or its key's retirement if sooner. */
+  goodUntil: number
+  /** The key ring's generation it was verified in. */
+  generation: number
+}
 
 /**
  * Access tokens: asymmetric JWTs (EdDSA by default) signed and verified with
@@ -45,11 +68,30 @@ export type AccessTokensDependencies = KeyRingDependencies
 export async function createAccessTokens (deps: AccessTokensDependencies, options: TokensOptions): Promise<AccessTokens & { close (): Promise<void> }> {
   const { clock } = deps
   const keyRing = await createKeyRing(deps, options)
+  // Keyed by the token's own text, where fast-jwt's cache took a SHA-256 of the token on every request
+  // (issue 23): by its signature part, the last 86 characters of an Ed25519 token (hashing a string
+  // costs by its length, and a whole token is 400 to 500), and a hit is compared whole, so another
+  // token with a copied signature is never taken for this one. Only a good token is kept, until its exp.
+  const verified = new LRUCache<string, VerifiedToken>({ max: options.verifiedTokensMax ?? VERIFIED_TOKENS_MAX })
+  const signatureOf = (token: string) => token.slice(token.lastIndexOf('.') + 1)
+
+  function verifiedBefore (token: string): AccessTokenClaims | undefined {
+    const signature = signatureOf(token)
+    const known = verified.get(signature)
+    if (known === undefined || known.token !== token) return undefined
+    if (clock.now() <= known.goodUntil && known.generation === keyRing.generation) return known.claims
+    verified.delete(signature)
+    return undefined
+  }
+
   return {
     // iat from the app's clock; fast-jwt adds exp = iat + ACCESS_TOKEN_TTL.
     sign: ({ userId, sessionId, status }) => keyRing.signAccessToken({ sub: String(userId), sid: sessionId, status, iat: nowSeconds(clock) }),
     signStatusList: (payload) => keyRing.signStatusList(payload),
+    verifiedBefore,
     async verify (token, { allowExpired = false } = {}) {
+      const known = verifiedBefore(token)
+      if (known !== undefined) return known
       const kid = kidOf(token)
       const entry = kid === undefined ? undefined : await keyRing.keyFor(kid)
       // A retired key's tokens have all expired; refusing it also refuses forgeries made with a leaked old key.
@@ -68,7 +110,10 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
       if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
         throw new InvalidTokenError()
       }
-      return { userId, sessionId: payload.sid, status: payload.status }
+      // Frozen: the same object answers every later request with this token.
+      const claims = Object.freeze({ userId, sessionId: payload.sid, status: payload.status })
+      if (now <= payload.exp * 1000) verified.set(signatureOf(token), { token, claims, goodUntil: Math.min(payload.exp * 1000, entry.retiresAt - 1), generation: keyRing.generation })
+      return claims
     },
     get jwks () {
       return keyRing.jwks

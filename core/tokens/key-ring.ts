@@ -42,7 +42,7 @@ export const CLOCK_LEEWAY_MS = 1000
 /** A token naming an unknown kid reads the store again at most this often (forged kids must not flood it). */
 export const UNKNOWN_KID_RELOAD_GAP_MS = 1000
 
-/** One key, ready to sign and verify; kept across reloads so that its verifier cache lives on. */
+/** One key, ready to sign and verify; kept across reloads (its verifier is made once). */
 export interface KeyEntry {
   key: PublicKeyDescription & { createdAt?: Date }
   /** Signature, algorithm, issuer, audience and required claims; not the time (see entryFor). */
@@ -69,6 +69,11 @@ export interface KeyRing {
   readonly signingJwk: SigningJwk
   /** The public keys that still verify at the clock's now: every key not yet retired. */
   readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
+  /**
+   * Grows whenever a reload changes the keys (one added or gone, a retirement set): what was verified
+   * with the keys before may no longer hold (core/tokens/access-tokens.ts empties its cache).
+   */
+  readonly generation: number
   /** Reads the keys from the store again; of calls under way together, one reads. */
   reload (): Promise<void>
   /** Stops the timer that reloads (and rotates) the keys; resolves when the run under way has ended. */
@@ -108,11 +113,12 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
     if (previous !== undefined) return { ...previous, retiresAt }
     // One verifier per key. It checks the signature and the claims but not the time: expiry is checked
     // against the app's clock (core/tokens/access-tokens.ts; fast-jwt reads Date.now()), which also lets the
-    // header variant's refresh accept an expired token. The cache spares the EdDSA verification when a token comes back.
+    // header variant's refresh accept an expired token. No cache of fast-jwt's (a SHA-256 of the token per
+    // lookup): access-tokens.ts keeps the verified tokens by the token itself.
     return {
       key,
       retiresAt,
-      verify: createVerifier({ ...verifierOptions, key: key.publicKeyPem, algorithms: [key.algorithm], ignoreExpiration: true, cache: true }) as KeyEntry['verify']
+      verify: createVerifier({ ...verifierOptions, key: key.publicKeyPem, algorithms: [key.algorithm], ignoreExpiration: true }) as KeyEntry['verify']
     }
   }
 
@@ -150,6 +156,9 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
   }
 
   let keys = await loadKeys()
+  let generation = 0
+  /** The kids and retirements of a set of keys: a reload that changes this is a new generation. */
+  const shapeOf = ({ entries }: Keys) => [...entries].map(([kid, entry]) => `${kid}:${entry.retiresAt}`).join(',')
   // After the load: a store whose key is sealed has already refused the start, naming the setting.
   if (configuredKey === undefined && sealer === undefined && options.warnWhenUnsealed === true) {
     log.warn('SIGNING_KEY_ENCRYPTION_KEY is not set: the private signing key is stored in clear (make one with openssl rand -base64 32)')
@@ -159,7 +168,10 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
 
   function reload (): Promise<void> {
     reloading ??= loadKeys(keys)
-      .then((loaded) => { keys = loaded })
+      .then((loaded) => {
+        if (shapeOf(loaded) !== shapeOf(keys)) generation += 1
+        keys = loaded
+      })
       .finally(() => { reloading = undefined })
     return reloading
   }
@@ -193,6 +205,9 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
     },
     get signingJwk () {
       return keys.signingJwk
+    },
+    get generation () {
+      return generation
     },
     get jwks () {
       const now = clock.now()

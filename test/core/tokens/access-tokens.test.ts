@@ -1,6 +1,7 @@
 import t from 'tap'
 import { silentLogger } from '../../../core/logger.js'
 import { createAccessTokens, type TokensOptions } from '../../../core/tokens/access-tokens.js'
+import { rotateSigningKey } from '../../../core/tokens/keys.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
 import { decodePart } from '../../fixtures/jwt.js'
@@ -73,4 +74,53 @@ t.test('a token whose subject is not a user id is INVALID_TOKEN, though signed b
   for (const userId of [0, -1, 1.5]) {
     await t.rejects(tokens.verify(tokens.sign({ ...claims, userId })), { code: 'INVALID_TOKEN' }, String(userId))
   }
+})
+
+t.test('a verified token is kept by the token itself until its exp, within a bound', async (t) => {
+  const clock = testClock()
+  const tokens = await createAccessTokens({ store: await testStore(t), clock, log: silentLogger }, { ...options, verifiedTokensMax: 2 })
+  t.teardown(() => tokens.close())
+  const token = tokens.sign(claims)
+  t.equal(tokens.verifiedBefore(token), undefined, 'not before its first verification')
+  const verified = await tokens.verify(token)
+  t.same(tokens.verifiedBefore(token), verified, 'then from memory')
+  t.ok(Object.isFrozen(verified), 'the kept claims cannot be changed by a caller')
+  const [, signature] = /\.([^.]+)$/.exec(token) ?? []
+  const tampered = token.slice(0, -signature.length) + (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1)
+  t.equal(tokens.verifiedBefore(tampered), undefined, 'a token differing by one character is another key')
+  await t.rejects(tokens.verify(tampered), { code: 'INVALID_TOKEN' })
+  // The same signature on another payload (an attacker's edit of the claims): not the kept token.
+  const [header, , sig] = token.split('.')
+  const otherClaims = Buffer.from(JSON.stringify({ ...decodePart(token, 1), sub: '8' })).toString('base64url')
+  const forged = `${header}.${otherClaims}.${sig}`
+  t.equal(tokens.verifiedBefore(forged), undefined, 'a copied signature on other claims is not taken for the kept token')
+  await t.rejects(tokens.verify(forged), { code: 'INVALID_TOKEN' })
+  t.ok(tokens.verifiedBefore(token), 'and the kept token is still there')
+
+  clock.advance(decodePart(token, 1).exp * 1000 - clock.now())
+  t.ok(tokens.verifiedBefore(token), 'good at its exp')
+  clock.advance(1)
+  t.equal(tokens.verifiedBefore(token), undefined, 'dropped the millisecond after')
+  await t.rejects(tokens.verify(token), { code: 'TOKEN_EXPIRED' })
+
+  const others = [tokens.sign({ userId: 8, sessionId: 'session-8' }), tokens.sign({ userId: 9, sessionId: 'session-9' }), tokens.sign({ userId: 10, sessionId: 'session-10' })]
+  for (const other of others) await tokens.verify(other)
+  t.equal(tokens.verifiedBefore(others[0]), undefined, 'the least recently used goes past the bound')
+  t.ok(tokens.verifiedBefore(others[2]))
+})
+
+t.test('after the keys change (a rotation read), a kept token is verified again', async (t) => {
+  const store = await testStore(t)
+  const clock = testClock()
+  const tokens = await createAccessTokens({ store, clock, log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  const token = tokens.sign(claims)
+  await tokens.verify(token)
+  await tokens.reloadKeys()
+  t.ok(tokens.verifiedBefore(token), 'a reload that changes nothing keeps it')
+  clock.advance(1)
+  await rotateSigningKey(store, { now: new Date(clock.now()) })
+  await tokens.reloadKeys()
+  t.equal(tokens.verifiedBefore(token), undefined, 'a rotation drops it')
+  t.same(await tokens.verify(token), { ...claims, status: undefined }, 'its key still verifies it')
 })
