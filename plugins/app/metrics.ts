@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onResponseHookHandler } from 'fastify'
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { RequestMetrics, type RequestSeries } from '../../core/metrics/request-metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,22 +40,41 @@ function processMetrics (): Registry {
  */
 export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
   const registry = new Registry()
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status_code'], registers: [registry] })
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from receiving a request to answering it',
-    labelNames: ['method', 'route', 'status_code'],
+  // Requests and their latency per route: plain numbers per series, read out at a scrape (core/metrics/request-metrics.ts).
+  const requestMetrics = new RequestMetrics({
+    requests: { name: 'http_requests_total', help: 'HTTP requests answered' },
     // Password hashing puts logins near 50-100 ms; everything else should be a few ms.
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry]
+    duration: { name: 'http_request_duration_seconds', help: 'Time from receiving a request to answering it', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] }
   })
-  const logins = new Counter({ name: 'auth_logins_total', help: 'Login attempts by result: ok, or failed (wrong email or password, wrong second-factor code)', labelNames: ['result'], registers: [registry] })
-  const refreshes = new Counter({ name: 'auth_refreshes_total', help: 'Token refreshes by result: ok, or failed (any 401)', labelNames: ['result'], registers: [registry] })
-  const reuses = new Counter({ name: 'auth_refresh_reuse_detected_total', help: 'Rotated refresh tokens presented after the grace period (session revoked)', registers: [registry] })
-  const rateLimited = new Counter({ name: 'rate_limit_hits_total', help: 'Requests refused with 429', labelNames: ['route'], registers: [registry] })
-  const OK = { result: 'ok' }
-  const FAILED = { result: 'failed' }
-  for (const labels of [OK, FAILED]) { logins.inc(labels, 0); refreshes.inc(labels, 0) }
+  for (const metric of [requestMetrics.requests, requestMetrics.duration]) registry.registerMetric(metric as unknown as Metric)
+  // The auth counters are counted in plain numbers too, and set from them at a scrape: a labelled
+  // prom-client inc hashes its labels per call, and every refresh counts one.
+  const counts = { logins: { ok: 0, failed: 0 }, refreshes: { ok: 0, failed: 0 }, reuses: 0, rateLimited: new Map<string, number>() }
+  const byResult = (name: string, help: string, of: { ok: number, failed: number }) => new Counter({
+    name,
+    help,
+    labelNames: ['result'],
+    registers: [],
+    collect () { this.reset(); this.inc({ result: 'ok' }, of.ok); this.inc({ result: 'failed' }, of.failed) }
+  })
+  const authMetrics: Array<Counter<string>> = [
+    byResult('auth_logins_total', 'Login attempts by result: ok, or failed (wrong email or password, wrong second-factor code)', counts.logins),
+    byResult('auth_refreshes_total', 'Token refreshes by result: ok, or failed (any 401)', counts.refreshes),
+    new Counter({
+      name: 'auth_refresh_reuse_detected_total',
+      help: 'Rotated refresh tokens presented after the grace period (session revoked)',
+      registers: [],
+      collect () { this.reset(); this.inc(counts.reuses) }
+    }),
+    new Counter({
+      name: 'rate_limit_hits_total',
+      help: 'Requests refused with 429',
+      labelNames: ['route'],
+      registers: [],
+      collect () { this.reset(); for (const [route, hits] of counts.rateLimited) this.inc({ route }, hits) }
+    })
+  ]
+  for (const metric of authMetrics) registry.registerMetric(metric)
 
   // Mail, read from the mailer at each scrape (it is registered after this plugin, and stays unaware of metrics).
   const mailer = () => fastify.hasDecorator('mailer') ? fastify.mailer : undefined
@@ -85,26 +105,22 @@ export default fp<MetricsOptions>(async (fastify, { publicRoute }) => {
     if (typeof error.code === 'string') errorCodes.set(request, error.code)
   })
 
-  /** One route's (or the unmatched URLs') series: a labelled child per method and status, made at its first use and kept. */
+  /** One route's (or the unmatched URLs') series: one per method and status, made at its first use and kept. */
   function recorder (route: string, kind: 'login' | 'refresh' | 'other'): (request: FastifyRequest, reply: FastifyReply) => void {
-    const series = new Map<string, Map<number, { requests: { inc: () => void }, duration: { observe: (value: number) => void } }>>()
+    const series = new Map<string, Map<number, RequestSeries>>()
+    const authCounts = kind === 'login' ? counts.logins : counts.refreshes
     return function record (request, reply) {
       const status = reply.statusCode
       let byStatus = series.get(request.method)
       if (byStatus === undefined) series.set(request.method, byStatus = new Map())
-      let children = byStatus.get(status)
-      if (children === undefined) {
-        const labels = [request.method, route, String(status)]
-        byStatus.set(status, children = { requests: requests.labels(...labels), duration: duration.labels(...labels) })
-      }
-      children.requests.inc()
-      children.duration.observe(reply.elapsedTime / 1000)
-      if (status === 429) rateLimited.inc({ route })
+      let numbers = byStatus.get(status)
+      if (numbers === undefined) byStatus.set(status, numbers = requestMetrics.series(request.method, route, status))
+      numbers.record(reply.elapsedTime / 1000)
+      if (status === 429) counts.rateLimited.set(route, (counts.rateLimited.get(route) ?? 0) + 1)
       if (kind === 'other') return
-      const counter = kind === 'login' ? logins : refreshes
-      if (status === 200) counter.inc(OK)
-      else if (status === 401) counter.inc(FAILED)
-      if (kind === 'refresh' && errorCodes.get(request) === 'REFRESH_TOKEN_REUSED') reuses.inc()
+      if (status === 200) authCounts.ok++
+      else if (status === 401) authCounts.failed++
+      if (kind === 'refresh' && errorCodes.get(request) === 'REFRESH_TOKEN_REUSED') counts.reuses++
     }
   }
 
