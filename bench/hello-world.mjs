@@ -7,3 +7,5 @@ server.get('/', async () => ({ hello: 'world' }))
 await server.listen({ host: '127.0.0.1', port: 0 })
 const address = server.server.address()
 if (address !== null && typeof address === 'object') process.send?.({ port: address.port })
+// An exit of its own on SIGTERM, so that a --cpu-prof profile (BENCH_PROFILE) is written.
+process.once('SIGTERM', () => { server.close().then(() => process.exit(0)) })

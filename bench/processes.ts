@@ -62,8 +62,9 @@ export async function startService ({ entry, variant, databaseFile, profileDir }
 }
 
 /** The ceiling: a bare Fastify hello-world in its own process. */
-export function startHelloWorld (): Promise<Running> {
-  return startProcess([HELLO_WORLD], {})
+export function startHelloWorld (profileDir?: string): Promise<Running> {
+  const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  return startProcess([...profile, HELLO_WORLD], {})
 }
 
 /** Raw Argon2id hashes per second at the service's parameters, in a process of its own. */
