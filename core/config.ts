@@ -46,6 +46,8 @@ const EnvironmentSchema = Type.Object({
   // RFC 7591 dynamic client registration, only with this initial access token; unset: none.
   OAUTH_REGISTRATION_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PASSWORD_HASH_QUEUE_MAX: Type.Integer({ minimum: 1, default: 64 }),
+  // Users GET /users/:id answers from memory (core/users/user-cache.ts); 0 reads the store every time.
+  USER_CACHE_MAX: Type.Integer({ minimum: 0, default: 100000 }),
   PASSWORD_HASH_TARGET: Type.String({ pattern: MILLISECONDS_PATTERN, default: '50ms' }),
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Account Service <no-reply@localhost>' }),
@@ -110,6 +112,8 @@ export interface Config {
   securityEventRetentionSeconds: number
   /** Password hashes waiting for a hashing thread before new ones are refused (503 BUSY). */
   passwordHashQueueMax: number
+  /** How many users the user cache keeps for GET /users/:id (least recently read go first); 0: none. */
+  userCacheMax: number
   /** The time one Argon2id hash should take on this host; the first start calibrates the parameters to it (never below OWASP's minimum). */
   passwordHashTargetMs: number
   jwtIssuer: string
@@ -288,6 +292,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     reauthMaxAgeSeconds,
     securityEventRetentionSeconds,
     passwordHashQueueMax: env.PASSWORD_HASH_QUEUE_MAX,
+    userCacheMax: env.USER_CACHE_MAX,
     passwordHashTargetMs: parseDurationMilliseconds(env.PASSWORD_HASH_TARGET),
     jwtIssuer: env.JWT_ISSUER,
     jwtAudience: env.JWT_AUDIENCE,

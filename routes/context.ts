@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestAsyncHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { Config, Variant } from '../core/config.js'
 import type { Actor } from '../core/accounts/actor.js'
 import { clientOf } from './client.js'
@@ -20,7 +20,7 @@ export interface RouteContext {
   transport: TokenTransport
   rateLimit: Config['rateLimit']
   /** The signed-in guard: a valid access token of a live session, its claims on the request (claimsOf). */
-  signedIn: onRequestAsyncHookHandler
+  signedIn: onRequestHookHandler
   /** The signed-in user, its session and client, as the account rules take them. */
   actorOf (request: FastifyRequest): Promise<Actor>
 }
@@ -45,7 +45,7 @@ export function routeContextFor (fastify: FastifyInstance, variant: Variant, mou
     config,
     transport,
     rateLimit: config.rateLimit,
-    signedIn: requireAccessToken(transport, fastify.accessTokens, store),
+    signedIn: requireAccessToken(transport, fastify.accessTokens, fastify.revocations, store),
     actorOf: async (request) => ({ user: await signedInUser(store, request), sessionId: claimsOf(request).sessionId, client: clientOf(request) })
   }
 }

@@ -1,5 +1,6 @@
-import type { FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import type { AccountStore, UserRecord } from '../db/store.js'
+import type { Revocations } from '../core/revocations/revocations.js'
 import type { AccessTokens, AccessTokenClaims } from '../core/tokens/access-tokens.js'
 import { CrossSiteRequestError, ForbiddenError, MissingTokenError, SessionRevokedError, UserNotFoundError } from '../core/errors.js'
 import type { TokenTransport } from './transport.js'
@@ -15,15 +16,15 @@ declare module 'fastify' {
  * onRequest hook: 401 unless the request carries a valid access token where its
  * variant expects it, of a session that is still live. Revocation is immediate:
  * after logout, a password change or reset, or a deleted session, the session's
- * access tokens are refused at once (401 SESSION_REVOKED). The store the routes get
- * answers sessionState from memory (core/revocations/revocations.ts), so this reads nothing
- * from the store while the revocation log is followed. A session whose tokens are all gone
- * was pruned after revocation (401) or belonged to a deleted user (404 USER_NOT_FOUND).
+ * access tokens are refused at once (401 SESSION_REVOKED). The revocation set
+ * (core/revocations/revocations.ts) answers from memory while the log is followed, so
+ * this reads nothing from the store; a session whose tokens are all gone was pruned
+ * after revocation (401) or belonged to a deleted user (404 USER_NOT_FOUND).
+ * A token verified before, of a session memory knows to be live, passes without a
+ * promise: that is every request of a signed-in client but its first (issue 23).
  */
-export function requireAccessToken (transport: TokenTransport, accessTokens: AccessTokens, store: Pick<AccountStore, 'sessionState' | 'findUserById'>): onRequestAsyncHookHandler {
-  return async (request) => {
-    const token = transport.readAccessToken(request)
-    if (token === undefined) throw new MissingTokenError(transport.accessTokenHint)
+export function requireAccessToken (transport: TokenTransport, accessTokens: AccessTokens, revocations: Pick<Revocations, 'knownSessionState'>, store: Pick<AccountStore, 'sessionState' | 'findUserById'>): onRequestHookHandler {
+  async function check (request: FastifyRequest, token: string): Promise<void> {
     const claims = await accessTokens.verify(token)
     const state = await store.sessionState(claims.sessionId, new Date(request.server.clock.now()))
     if (state === 'revoked') throw new SessionRevokedError()
@@ -33,6 +34,23 @@ export function requireAccessToken (transport: TokenTransport, accessTokens: Acc
       throw new SessionRevokedError()
     }
     request.accessClaims = claims
+  }
+  return function signedIn (request, _reply, done) {
+    // A token verified before is looked up as sent: its text is a good token's, so the syntax check
+    // (a regular expression over some 500 characters) is spared too.
+    const sent = transport.accessTokenAsSent(request)
+    const claims = sent === undefined ? undefined : accessTokens.verifiedBefore(sent)
+    if (claims !== undefined && revocations.knownSessionState(claims.sessionId) === 'live') {
+      request.accessClaims = claims
+      done()
+      return
+    }
+    const token = transport.readAccessToken(request)
+    if (token === undefined) {
+      done(new MissingTokenError(transport.accessTokenHint))
+      return
+    }
+    check(request, token).then(() => { done() }, done)
   }
 }
 
@@ -50,9 +68,9 @@ export async function signedInUser (store: Pick<AccountStore, 'findUserById'>, r
 }
 
 /** preHandler hook for /users/:userId: a user reads and updates only itself. */
-export const requireSelf: preHandlerAsyncHookHandler = async (request) => {
+export const requireSelf: preHandlerHookHandler = function requireSelf (request, _reply, done) {
   const { userId } = request.params as { userId: number }
-  if (claimsOf(request).userId !== userId) throw new ForbiddenError()
+  done(claimsOf(request).userId === userId ? undefined : new ForbiddenError())
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -64,13 +82,16 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
  * are set by browsers and cannot be forged by page script; a request with
  * neither comes from a non-browser client and is served.
  */
-export function refuseCrossSiteRequests (allowedOrigins: readonly string[]): onRequestAsyncHookHandler {
+export function refuseCrossSiteRequests (allowedOrigins: readonly string[]): onRequestHookHandler {
   const allowed = new Set(allowedOrigins)
-  return async (request) => {
-    if (SAFE_METHODS.has(request.method) || request.headers.cookie === undefined) return
-    if (request.headers['sec-fetch-site'] === 'cross-site') throw new CrossSiteRequestError()
+  const crossSite = (request: FastifyRequest): boolean => {
+    if (SAFE_METHODS.has(request.method) || request.headers.cookie === undefined) return false
+    if (request.headers['sec-fetch-site'] === 'cross-site') return true
     const origin = request.headers.origin
-    if (origin === undefined) return
-    if (origin !== `${request.protocol}://${request.host}` && !allowed.has(origin)) throw new CrossSiteRequestError()
+    return origin !== undefined && origin !== `${request.protocol}://${request.host}` && !allowed.has(origin)
+  }
+  // Synchronous: an async hook costs every request a promise.
+  return function refuseCrossSite (request, _reply, done) {
+    done(crossSite(request) ? new CrossSiteRequestError() : undefined)
   }
 }

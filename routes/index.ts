@@ -21,6 +21,11 @@ export interface ApiOptions {
   config: Config
 }
 
+function normalizeBody (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  normalizeUserFields(request.body)
+  done()
+}
+
 /** Set in onRequest, before any other hook may answer (a limit, a guard), so errors carry it too. */
 function noStore (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
   reply.header('cache-control', 'no-store')
@@ -40,8 +45,13 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   fastify.decorateRequest('accessClaims', null)
   // The OpenAPI document lists every mounted variant; its tag tells them apart.
   fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, tags: [VARIANT_TAGS[variant]] } })
-  // Trim names and lower-case the email before the schemas judge them.
-  fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
+  // Trim names and lower-case the email before the schemas judge them: on the routes that take a body
+  // only, and synchronously (a hook on every route, as an async function, cost each GET a promise).
+  fastify.addHook('onRoute', (route) => {
+    if (route.schema?.body === undefined) return
+    const existing = route.preValidation
+    route.preValidation = [normalizeBody, ...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing])]
+  })
   if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
 
   // Every answer of /auth and /users may carry a token or personal data: no cache (browser, proxy) may keep it.

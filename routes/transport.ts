@@ -9,6 +9,11 @@ import type { Variant } from '../core/config.js'
  */
 export interface TokenTransport {
   readAccessToken (request: FastifyRequest): string | undefined
+  /**
+   * The access token as sent, unchecked (Bearer's token68 syntax is not tested): only to look up a
+   * token verified before, whose text is a good token's. Anything else goes through readAccessToken.
+   */
+  accessTokenAsSent (request: FastifyRequest): string | undefined
   readRefreshToken (request: FastifyRequest): string | undefined
   /** How the access token is expected, for the 401 message when it is missing. */
   readonly accessTokenHint: string
@@ -63,6 +68,10 @@ function bearerToken (header: string | string[] | undefined): string | undefined
 /** Variant A: `Authorization: Bearer <access>` and `X-Refresh-Token: Bearer <refresh>`; both tokens in the login body. */
 const headerTransport: TokenTransport = {
   readAccessToken: (request) => bearerToken(request.headers.authorization),
+  accessTokenAsSent (request) {
+    const header = request.headers.authorization
+    return header?.startsWith('Bearer ') === true ? header.slice(7) : undefined
+  },
   readRefreshToken: (request) => bearerToken(request.headers['x-refresh-token']),
   accessTokenHint: 'Send the access token as Authorization: Bearer <token>',
   refreshTokenHint: 'Send the refresh token as X-Refresh-Token: Bearer <token>',
@@ -98,6 +107,7 @@ function cookieTransport (settings: CookieSettings): TokenTransport {
   }
   return {
     readAccessToken: (request) => readCookie(request, ACCESS_TOKEN_COOKIE),
+    accessTokenAsSent: (request) => readCookie(request, ACCESS_TOKEN_COOKIE),
     readRefreshToken: (request) => readCookie(request, REFRESH_TOKEN_COOKIE),
     accessTokenHint: `Send the access token in the ${ACCESS_TOKEN_COOKIE} cookie`,
     refreshTokenHint: `Send the refresh token in the ${REFRESH_TOKEN_COOKIE} cookie`,

@@ -24,7 +24,9 @@ export const POSTGRES_TESTS = [
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
   'test/admin/*.test.ts',
   // Readiness reports the store's health.
-  'test/routes/health.test.ts'
+  'test/routes/health.test.ts',
+  // GET /users/:id from memory, kept exact across instances by the log.
+  'test/routes/user-cache.test.ts'
 ]
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {

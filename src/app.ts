@@ -24,6 +24,7 @@ import statusList from '../plugins/app/status-list.js'
 import store from '../plugins/app/store.js'
 import tokens from '../plugins/app/tokens.js'
 import tokenPruning from '../plugins/app/token-pruning.js'
+import userCache from '../plugins/app/user-cache.js'
 import webhooks from '../plugins/app/webhooks.js'
 import cookie from '../plugins/external/cookie.js'
 import cors from '../plugins/external/cors.js'
@@ -44,7 +45,7 @@ import type { Config, Variant } from '../core/config.js'
 import type { Argon2Parameters } from '../core/passwords/hashing-pool.js'
 import { buildSerializerCompiler } from '../core/serialization.js'
 import { buildValidatorCompiler } from '../core/validation.js'
-import { lazyRequestLoggers } from './request-logger.js'
+import { lazyRequestLoggers, RequestLines } from './request-logger.js'
 
 export interface AppOptions {
   config: Config
@@ -122,8 +123,9 @@ export function serverOptions (config: Config): FastifyHttpOptions<Server> {
       // Pretty lines in development, written in-process (a transport's worker cannot load in the single executable).
       ...(config.nodeEnv === 'development' ? { stream: pinoPretty({ ignore: 'pid,hostname' }) } : {})
     },
-    // A request's child logger is made only when it writes a line (src/request-logger.ts).
+    // A request's child logger is made only when it writes a line, and its info lines only at info (src/request-logger.ts).
     childLoggerFactory: lazyRequestLoggers,
+    logController: new RequestLines(config.logLevel),
     genReqId: requestId,
     bodyLimit: config.bodyLimit,
     // REQUEST_TIMEOUT: a request (headers and body) that has not arrived and been answered by then, and a
@@ -178,6 +180,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   await fastify.register(requestIds)
   // The store comes with the revocation set that follows its log (fastify.revocations): every plugin gets the one store.
   await fastify.register(store, { databaseUrl: config.databaseUrl, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
+  // GET /users/:id answers from memory, kept exact through the same log (USER_CACHE_MAX).
+  await fastify.register(userCache, { max: config.userCacheMax })
   await fastify.register(passwords, { queueMax: config.passwordHashQueueMax, hashTargetMs: config.passwordHashTargetMs, fixedParameters: passwordHashParameters })
   await fastify.register(loginThrottle, { rateLimit: config.rateLimit })
   await fastify.register(tokens, {

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyBaseLogger, type FastifyServerOptions } from 'fastify'
 
 type ChildLoggerFactory = NonNullable<FastifyServerOptions['childLoggerFactory']>
 type Bindings = Parameters<ChildLoggerFactory>[1]
@@ -60,4 +60,31 @@ export const lazyRequestLoggers: ChildLoggerFactory = function (logger, bindings
   const parent = logger as ParentLogger
   if (options.level !== undefined || options.serializers !== undefined || typeof parent.isLevelEnabled !== 'function') return logger.child(bindings, options)
   return new LazyRequestLogger(parent, bindings, options)
+}
+
+/** pino's levels, lowest first. */
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
+
+/**
+ * Fastify's own lines of each request ("incoming request", "request completed"), written at info:
+ * below LOG_LEVEL they are skipped before Fastify builds them (an object, the response time), not
+ * dropped after. Every other line (an error's, a 5xx's) is Fastify's as before.
+ */
+export class RequestLines extends LogController {
+  private readonly infoWritten: boolean
+
+  constructor (logLevel: string) {
+    super()
+    const rank = LEVELS.indexOf(logLevel as typeof LEVELS[number])
+    this.infoWritten = rank !== -1 && rank <= LEVELS.indexOf('info')
+  }
+
+  override incomingRequest (...args: Parameters<LogController['incomingRequest']>): void {
+    if (this.infoWritten) super.incomingRequest(...args)
+  }
+
+  override requestCompleted (...args: Parameters<LogController['requestCompleted']>): void {
+    // An errored request is logged at error: always.
+    if (this.infoWritten || (args[0] !== null && args[0] !== undefined)) super.requestCompleted(...args)
+  }
 }

@@ -29,7 +29,11 @@ export async function start (): Promise<void> {
   // the connection ends with this answer, and reap connections as they fall idle.
   let closing = false
   server.addHook('preClose', async () => { closing = true })
-  server.addHook('onSend', async (request, reply) => { if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close') })
+  // Synchronous: an async hook would cost every answer a promise.
+  server.addHook('onSend', (request, reply, payload, done) => {
+    if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close')
+    done(null, payload)
+  })
   try {
     await server.register(fp(app), { config })
     await server.ready()

@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 import t from 'tap'
 import app, { serverOptions } from '../src/app.js'
-import { LazyRequestLogger, lazyRequestLoggers } from '../src/request-logger.js'
+import { LazyRequestLogger, lazyRequestLoggers, RequestLines } from '../src/request-logger.js'
 import { testConfig } from './fixtures/build.js'
 import { loggedInUser } from './fixtures/factories.js'
 
@@ -71,4 +71,26 @@ t.test('the service at warn writes nothing for a request that goes well; at info
       t.match(lines, [{ reqId: 'trace-me-1', msg: 'incoming request' }, { reqId: 'trace-me-1', msg: 'request completed' }], 'at info: the request\'s two lines, its id on each')
     }
   }
+})
+
+t.test('Fastify\'s lines of a request are built only where info is written; an errored request is logged at any level', async (t) => {
+  const written: string[] = []
+  const log = { info: (_object: object, message: string) => { written.push(`info ${message}`) }, error: (_object: object, message: string) => { written.push(`error ${message}`) } }
+  const request = { log } as never
+  const reply = { log, elapsedTime: 1 } as never
+  for (const level of ['warn', 'error', 'silent']) {
+    const lines = new RequestLines(level)
+    lines.incomingRequest(request, reply)
+    lines.requestCompleted(null, request, reply)
+  }
+  t.same(written, [], 'above info: none')
+  new RequestLines('warn').requestCompleted(new Error('socket hang up'), request, reply)
+  t.same(written, ['error request errored'], 'an errored request: at error, whatever the level')
+  written.length = 0
+  for (const level of ['info', 'debug', 'trace']) {
+    const lines = new RequestLines(level)
+    lines.incomingRequest(request, reply)
+    lines.requestCompleted(null, request, reply)
+  }
+  t.same(written, Array(3).fill(['info incoming request', 'info request completed']).flat(), 'at info and below: both')
 })

@@ -13,7 +13,10 @@ export interface RevocationFollower {
  * revoke update this process's revocation set before they return, so that every revocation path
  * (logout, logout-all, password change or reset, session delete, refresh reuse, email change,
  * account deletion, an address proved, an account disabled, and any added later) is exact here; sessionState answers from
- * the set, so the access-token guard reads nothing from the store.
+ * the set, so the access-token guard reads nothing from the store. The methods that change what
+ * GET /users/:id shows (a profile update, an email change, a deletion) read the log too before they
+ * return, so this process's user cache drops its copy of the user at once (other processes within
+ * the poll's 200 ms).
  */
 export function followingStore (store: AccountStore, follower: RevocationFollower): AccountStore {
   const { afterRevocation } = follower
@@ -34,8 +37,15 @@ export function followingStore (store: AccountStore, follower: RevocationFollowe
     },
     async changeEmail (userId, changes, now, notice) {
       const changed = await store.changeEmail(userId, changes, now, notice)
-      if (changed.sessionsEnded > 0) await afterRevocation()
+      // Its sessions end, and the user's shown email changed (a user-change row): both read now.
+      if (changed.user !== undefined || changed.sessionsEnded > 0) await afterRevocation()
       return changed
+    },
+    async updateUser (id, changes) {
+      const updated = await store.updateUser(id, changes)
+      // The database logged the change of the user's shown fields: this instance drops its copy before answering.
+      if (updated !== undefined) await afterRevocation()
+      return updated
     },
     async disableUser (userId, now) {
       const ended = await store.disableUser(userId, now)

@@ -43,11 +43,14 @@ export class RevocationSet {
     return this.revoked.values()
   }
 
-  /** Applies log rows read after the cursor (in seq order) and moves the cursor as far as no gap is pending. */
+  /**
+   * Applies log rows read after the cursor (in seq order) and moves the cursor as far as no gap is
+   * pending. A user-change row (no session) moves the cursor only: its reader is the user cache.
+   */
   apply (rows: RevocationRecord[], now: number, { trustGaps = false } = {}): void {
     let contiguous = this.cursor
     for (const row of rows) {
-      this.add(row.sessionId, { userDeleted: row.userDeleted, revokedAt: row.revokedAt.getTime(), statusIndex: row.statusIndex })
+      if (row.sessionId !== null) this.add(row.sessionId, { userDeleted: row.userDeleted, revokedAt: row.revokedAt.getTime(), statusIndex: row.statusIndex })
       if (row.seq === contiguous + 1) contiguous = row.seq
     }
     const newest = rows.length === 0 ? this.cursor : rows[rows.length - 1].seq

@@ -12,10 +12,18 @@ export interface Revocations {
    * the store (the path before issue 14), so a revocation made elsewhere is never missed for longer.
    */
   sessionState (sessionId: string, now: Date): Promise<SessionState>
+  /** sessionState where memory alone answers it (the session is in the set, or the log is followed); else undefined. */
+  knownSessionState (sessionId: string): SessionState | undefined
   /** Reads the log up to now; resolves once every revocation committed before the call is in the set. */
   catchUp (): Promise<void>
   /** Whether the last successful sync is at most FRESHNESS_MS old. */
   isFresh (): boolean
+  /**
+   * Tells `listener` the user id of every user-change row read from the log (core/users/user-cache.ts),
+   * and `undefined` after a sync that ends a time of not following the log (longer than FRESHNESS_MS):
+   * rows of that time may be gone (pruned), so anything kept of any user may be out of date.
+   */
+  onUserChange (listener: (userId: number | undefined) => void): void
   readonly set: RevocationSet
 }
 
@@ -50,7 +58,8 @@ const RETENTION_MARGIN_MS = 5000
 
 /**
  * Revocation state in memory (issue 14). The store writes a revocation-log row in the same
- * transaction as each revocation; this follows the log by polling its primary key
+ * transaction as each revocation (and the database one for each change of a user's shown fields,
+ * which the user cache follows: issue 23); this follows the log by polling its primary key
  * (`seq > cursor`: on SQLite a few microseconds, on PostgreSQL one indexed statement on a pooled
  * connection; cheap enough that LISTEN/NOTIFY is not worth a dedicated connection per instance)
  * and keeps the sessions revoked within the last ACCESS_TOKEN_TTL, so the access-token guard reads
@@ -62,19 +71,24 @@ export async function createRevocations ({ store, clock, log }: RevocationsDepen
   const retentionMs = options.accessTokenTtlSeconds * 1000 + RETENTION_MARGIN_MS
   const set = new RevocationSet(retentionMs)
   let lastSyncAt = -Infinity
+  const userChangeListeners: Array<(userId: number | undefined) => void> = []
+  const userChanged = (userId: number | undefined) => { for (const listener of userChangeListeners) listener(userId) }
 
   async function sync (trustGaps = false): Promise<void> {
     const startedAt = clock.now()
+    const resuming = startedAt - lastSyncAt > FRESHNESS_MS
     const since = new Date(startedAt - retentionMs)
     let after = set.cursor
     for (;;) {
       const rows = await store.readRevocations(after, since, PAGE_SIZE)
       set.apply(rows, startedAt, { trustGaps })
+      for (const row of rows) if (row.sessionId === null) userChanged(row.userId)
       if (rows.length < PAGE_SIZE) break
       after = rows[rows.length - 1].seq
     }
     set.expire(startedAt)
     lastSyncAt = startedAt
+    if (resuming) userChanged(undefined)
   }
 
   let running: Promise<void> | undefined
@@ -94,15 +108,20 @@ export async function createRevocations ({ store, clock, log }: RevocationsDepen
 
   const isFresh = () => clock.now() - lastSyncAt <= FRESHNESS_MS
 
+  function knownSessionState (sessionId: string): SessionState | undefined {
+    const revoked = set.get(sessionId)
+    if (revoked !== undefined) return revoked.userDeleted ? 'unknown' : 'revoked'
+    return isFresh() ? 'live' : undefined
+  }
+
   const revocations: Revocations = {
     async sessionState (sessionId, now) {
-      const revoked = set.get(sessionId)
-      if (revoked !== undefined) return revoked.userDeleted ? 'unknown' : 'revoked'
-      if (isFresh()) return 'live'
-      return await store.sessionState(sessionId, now)
+      return knownSessionState(sessionId) ?? await store.sessionState(sessionId, now)
     },
+    knownSessionState,
     catchUp,
     isFresh,
+    onUserChange (listener) { userChangeListeners.push(listener) },
     set
   }
 

@@ -33,8 +33,11 @@ export const UpdateUserBody = Type.Object({
   email: Type.Optional(Email)
 }, { additionalProperties: false, minProperties: 1 })
 
+/** The fields of a stored user that a variant shows (what the user cache keeps: core/users/user-cache.ts). */
+export type ShownUser = Pick<UserRecord, 'id' | 'firstName' | 'lastName' | 'email' | 'username'>
+
 /** A stored user as the given variant shows it: never a password hash, username only in the cookie variant. */
-export function presentUser (user: UserRecord, variant: Variant): PublicUserBody {
+export function presentUser (user: ShownUser, variant: Variant): PublicUserBody {
   const shown = { id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email }
   return variant === 'cookie' ? { ...shown, username: user.username } : shown
 }

@@ -19,9 +19,10 @@ export function prepareStatements (db: Db) {
       tokens: count(),
       live: sql<number>`count(*) filter (where ${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`.mapWith(Number)
     }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare('family_token_state'),
-    // Polled by every instance a few times a second: a range of the primary key.
+    // Polled by every instance a few times a second: a range of the primary key. A user-change row (no
+    // session) is read whatever its time: the database stamps it (migration 0014), not the app's clock.
     revocationsAfter: db.select().from(revocations)
-      .where(and(gt(revocations.seq, placeholder('afterSeq')), gte(revocations.revokedAt, sql`${placeholder('since')}`)))
+      .where(and(gt(revocations.seq, placeholder('afterSeq')), or(gte(revocations.revokedAt, sql`${placeholder('since')}`), isNull(revocations.sessionId))))
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare('revocations_after'),
     // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
     // and its status-list index.

@@ -115,7 +115,8 @@ export const sessionStatusIndexes = pgTable('session_status_indexes', {
  */
 export const revocations = pgTable('revocations', {
   seq: bigint('seq', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  sessionId: text('session_id').notNull(),
+  /** The revoked session; null in a user-change row (a user's shown fields changed, or the user was deleted: triggers in migration 0014). */
+  sessionId: text('session_id'),
   userId: integer('user_id').notNull(),
   statusIndex: integer('status_index'),
   /** The session ended because its user was deleted: its tokens get 404 USER_NOT_FOUND. */

@@ -89,9 +89,10 @@ export function prepareStatements (db: Db) {
       .limit(1).prepare(),
     anyFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).limit(1).prepare(),
     signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare(),
-    // Polled by every instance a few times a second: a range of the primary key.
+    // Polled by every instance a few times a second: a range of the primary key. A user-change row (no
+    // session) is read whatever its time: the database stamps it (migration 0014), not the app's clock.
     revocationsAfter: db.select().from(revocations)
-      .where(and(gt(revocations.seq, placeholder('afterSeq')), gte(revocations.revokedAt, sql`${placeholder('since')}`)))
+      .where(and(gt(revocations.seq, placeholder('afterSeq')), or(gte(revocations.revokedAt, sql`${placeholder('since')}`), isNull(revocations.sessionId))))
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare(),
     highestStatusIndex: db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes).prepare()
   }

@@ -47,11 +47,15 @@ export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip
 /** Whether a session's access tokens are still honoured: revocation lives on its refresh tokens. */
 export type SessionState = 'live' | 'revoked' | 'unknown'
 
-/** One row of the revocation log: a session revoked (logout, password change, reuse, deleted user, CLI). */
+/**
+ * One row of the revocation log: a session revoked (logout, password change, reuse, deleted user, CLI),
+ * or a user changed (sessionId null): what GET /users/:id shows of it changed, or it was deleted.
+ */
 export interface RevocationRecord {
   /** Increases with every row; instances follow the log by it. */
   seq: number
-  sessionId: string
+  /** Null in a user-change row, which the database writes itself (a trigger on users). */
+  sessionId: string | null
   userId: number
   statusIndex: number | null
   /** The session ended with its user's deletion. */

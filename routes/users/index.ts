@@ -3,12 +3,13 @@ import { Type } from '@sinclair/typebox'
 import { DeleteUserBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { PublicUser, UpdateUserBody, UserParams, presentUser } from '../../core/schemas/users.js'
-import { requireSelf, signedInUser } from '../guards.js'
+import { UserNotFoundError } from '../../core/errors.js'
+import { claimsOf, requireSelf } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
 
 const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { variant, transport, rateLimit, signedIn, actorOf } = fastify.routeContext
-  const { store, account } = fastify
+  const { userCache, account } = fastify
   fastify.addHook('onRequest', signedIn)
   // Every route here is guarded: the OpenAPI document says so.
   fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, security: transport.security.access } })
@@ -20,9 +21,18 @@ const userRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       params: UserParams,
       response: { 200: PublicUser[variant], ...errorResponses(400, 401, 403, 404, 500, 503) }
     }
-  }, async (request) => {
-    const user = await signedInUser(store, request)
-    return presentUser(user, variant)
+  }, function readUser (request, reply) {
+    const { userId } = claimsOf(request)
+    // From memory, without a promise, for a user read before (core/users/user-cache.ts): no store read.
+    const known = userCache.peek(userId)
+    if (known !== undefined) {
+      reply.send(presentUser(known, variant))
+      return
+    }
+    return userCache.find(userId).then((user) => {
+      if (user === undefined) throw new UserNotFoundError()
+      return presentUser(user, variant)
+    })
   })
 
   if (variant === 'cookie') {

@@ -142,3 +142,32 @@ t.test('the log is followed in the background; a failing read is logged once a m
   await sleep(POLL_INTERVAL_MS * 3)
   t.equal(counts.reads, readsAtClose, 'no read after close')
 })
+
+t.test('user-change rows reach the listeners; a changing write through the followed store has them read before it returns', async (t) => {
+  const { raw, clock, followed: { store, revocations }, failReads } = await follow(t)
+  const told: Array<number | undefined> = []
+  revocations.onUserChange((userId) => { told.push(userId) })
+  const ada = await userWithSessions(raw, clock, 'ada@example.com', ['s1'])
+  const bob = await userWithSessions(raw, clock, 'bob@example.com', [])
+
+  await store.updateUser(ada, { firstName: 'Augusta' })
+  t.same(told, [ada], 'a profile update: read before it returned')
+  await store.changeEmail(bob, { email: 'robert@example.com' }, new Date(clock.now()), { to: 'bob@example.com', subject: 's', text: 't' })
+  t.same(told, [ada, bob], 'an email change')
+  await raw.updateUser(bob, { lastName: 'Builder' })
+  t.same(told, [ada, bob], 'a change made elsewhere waits for the log to be read')
+  await revocations.catchUp()
+  t.same(told, [ada, bob, bob], 'and is told then')
+  await store.deleteUser(ada)
+  t.same(told, [ada, bob, bob, ada], 'a deletion')
+
+  // The log not read for longer than FRESHNESS_MS: what it held meanwhile may be gone, so listeners hear "anyone".
+  failReads(true)
+  await revocations.catchUp().catch(() => {})
+  clock.advance(FRESHNESS_MS + 1)
+  failReads(false)
+  await revocations.catchUp()
+  t.same(told, [ada, bob, bob, ada, undefined], 'a sync after a stale time says that any user may have changed')
+  await revocations.catchUp()
+  t.equal(told.length, 5, 'a sync in time says nothing more')
+})
