@@ -96,8 +96,8 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
     return { refreshToken, record, maxAge: Math.floor((expiresAt.getTime() - now.getTime()) / 1000) }
   }
 
-  async function findLiveFamilyToken (refreshToken: string, now: Date): Promise<FoundRefreshToken> {
-    const record = await store.findRefreshToken(hashToken(refreshToken))
+  async function findLiveFamilyToken (tokenHash: string, now: Date): Promise<FoundRefreshToken> {
+    const record = await store.findRefreshToken(tokenHash)
     if (record === undefined) throw new InvalidRefreshTokenError()
     // Read with the token (no extra query); before the revoked check: disabling revoked the token too, and this says why.
     if (record.userDisabledAt !== null) throw new AccountDisabledError()
@@ -119,10 +119,28 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
 
     async refresh (refreshToken, { rotate, expectedUserId }, client) {
       const now = currentDate(clock)
-      const record = await findLiveFamilyToken(refreshToken, now)
+      const previousHash = hashToken(refreshToken)
+      if (rotate) {
+        // The common case in one statement (issue 23): the store claims the live token and stores its
+        // successor, checking everything the read below would. Only a token it will not rotate is read.
+        const successor = newRandomToken()
+        const rotated = await store.rotateRefreshToken({
+          previousHash, successorHash: hashToken(successor), now, refreshTokenTtlMs: refreshTtlMs, sessionMaxAgeMs: maxAgeMs, expectedUserId
+        })
+        if (rotated !== undefined) {
+          const { userId, familyId: sessionId, statusIndex, expiresAt } = rotated
+          if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
+          const status = statusIndex === null ? undefined : statusList.claim(statusIndex)
+          // Whole seconds, rounded down: a cookie never outlives its token.
+          const refreshTokenMaxAge = Math.floor((expiresAt.getTime() - now.getTime()) / 1000)
+          return { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status }), refreshToken: successor, refreshTokenMaxAge }
+        }
+      }
+
+      // No rotation (the header variant), or a token the store would not rotate: read it, and say why.
+      const record = await findLiveFamilyToken(previousHash, now)
       if (expectedUserId !== undefined && record.userId !== expectedUserId) throw new TokenMismatchError()
-      const endsAt = sessionEnd(record)
-      if (endsAt <= now.getTime()) throw new SessionExpiredError()
+      if (sessionEnd(record) <= now.getTime()) throw new SessionExpiredError()
 
       const { userId, familyId: sessionId } = record
       if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
@@ -135,13 +153,8 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
         throw new RefreshTokenReusedError()
       }
       if (!rotate) return issued
-
-      const successor = newTokenRecord(userId, sessionId, now, endsAt)
-      if (await store.rotateRefreshToken(record.tokenHash, successor.record, now)) {
-        return { ...issued, refreshToken: successor.refreshToken, refreshTokenMaxAge: successor.maxAge }
-      }
-      // Another request rotated (or revoked) this token between our read and our write: judge it again as it is now.
-      return await sessions.refresh(refreshToken, { rotate, expectedUserId }, client)
+      // Live as read, yet not rotated: the rules the store applies and the ones above disagree.
+      throw new Error(`refresh token of session ${sessionId} is live but the store did not rotate it`)
     },
 
     async renew (claims, refreshToken, client) {

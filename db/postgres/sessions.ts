@@ -1,6 +1,6 @@
 import type { SessionsStore } from '../store.js'
 import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, notExists, or, sql, type SQL } from 'drizzle-orm'
-import type { NewRefreshToken, NewSession, SessionState } from '../store.js'
+import type { NewRefreshToken, NewSession, Rotation, SessionState } from '../store.js'
 import { refreshTokens, revocations, sessions, users } from './schema.js'
 import { SESSION_ROW_GRACE_MS, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
@@ -25,18 +25,32 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
       return c.run(async () => (await c.statements.refreshTokenByHash.execute({ tokenHash }))[0])
     },
 
-    async rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date) {
-      // The conditional update takes the row's lock: a concurrent rotation on any instance waits for
-      // our commit, then finds rotated_at set and updates nothing. The insert commits with it or not at all.
-      return c.run(() => c.transaction(async (tx) => {
-        const marked = await tx.update(refreshTokens)
-          .set({ rotatedAt: now, replacedBy: successor.tokenHash })
-          .where(and(eq(refreshTokens.tokenHash, previousHash), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
-          .returning({ tokenHash: refreshTokens.tokenHash })
-        if (marked.length === 0) return false
-        await tx.insert(refreshTokens).values({ ...successor, createdAt: now })
-        return true
-      }))
+    async rotateRefreshToken ({ previousHash, successorHash, now, refreshTokenTtlMs, sessionMaxAgeMs, expectedUserId }: Rotation) {
+      // One statement: the conditional update takes the row's lock (a concurrent rotation on any
+      // instance waits for our commit, then finds rotated_at set and updates nothing), and the
+      // successor is inserted from what it returned, in the same statement's transaction.
+      const sessionStart = sql`coalesce((select s.created_at from sessions s where s.id = t.family_id), t.created_at)`
+      const result = await c.run(() => c.db.execute<{ user_id: number, family_id: string, status_index: number | null, expires_at: Date | string }>(sql`
+        with claimed as (
+          update refresh_tokens t set rotated_at = ${now}, replaced_by = ${successorHash}
+          where t.token_hash = ${previousHash} and t.rotated_at is null and t.revoked_at is null and t.expires_at > ${now}
+            and (${expectedUserId ?? null}::integer is null or t.user_id = ${expectedUserId ?? null}::integer)
+            and not exists (select 1 from users u where u.id = t.user_id and u.disabled_at is not null)
+            and ${sessionStart} > ${new Date(now.getTime() - sessionMaxAgeMs)}
+          returning t.user_id, t.family_id, ${sessionStart} as session_started_at
+        ), successor as (
+          insert into refresh_tokens (token_hash, user_id, family_id, expires_at, created_at)
+          select ${successorHash}, user_id, family_id,
+            least(${new Date(now.getTime() + refreshTokenTtlMs)}::timestamptz, session_started_at + ${sessionMaxAgeMs} * interval '1 millisecond'), ${now}
+          from claimed
+          returning user_id, family_id, expires_at
+        )
+        select successor.user_id, successor.family_id, successor.expires_at,
+          (select i.status_index from session_status_indexes i where i.session_id = successor.family_id) as status_index
+        from successor`))
+      const [row] = result.rows
+      if (row === undefined) return undefined
+      return { userId: row.user_id, familyId: row.family_id, statusIndex: row.status_index, expiresAt: new Date(row.expires_at) }
     },
 
     async revokeFamily (familyId: string, now: Date) {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
-import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
-import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewRefreshToken, type NewPasskey, type PasskeyRecord } from '../store.js'
+import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
 import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
@@ -11,6 +11,11 @@ export const SESSION_ROW_GRACE_MS = 60_000
 export const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL|NOMEM)/
 
 export type Db = ReturnType<typeof drizzle>
+
+/** When a refresh token's session began (its login), in milliseconds: the token's own creation where the session row is gone. */
+function sessionStartOf (tokens: typeof refreshTokens) {
+  return sql<number>`coalesce((select ${sessions.createdAt} from ${sessions} where ${sessions.id} = ${tokens.familyId}), ${tokens.createdAt})`
+}
 
 // The queries of the request paths, compiled once per connection. (A partial update's SQL depends on
 // which fields it sets, so updateUser is built per call.)
@@ -62,9 +67,27 @@ export function prepareStatements (db: Db) {
       .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
       .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
       .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
-    markRotated: db.update(refreshTokens)
-      .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('replacedBy')}` })
-      .where(and(eq(refreshTokens.tokenHash, placeholder('tokenHash')), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
+    // A rotation's claim on the presented token, and what the refresh needs of it, in one statement:
+    // only a live token (not rotated, revoked or expired) of a session within SESSION_MAX_AGE and a
+    // user not disabled (and the expected one, when given) is marked. Its successor's insert follows
+    // in the same savepoint (db/sqlite/sessions.ts): SQLite allows no insert inside an update.
+    rotateRefreshToken: db.update(refreshTokens)
+      .set({ rotatedAt: sql`${placeholder('now')}`, replacedBy: sql`${placeholder('successorHash')}` })
+      .where(and(
+        eq(refreshTokens.tokenHash, placeholder('previousHash')),
+        isNull(refreshTokens.rotatedAt),
+        isNull(refreshTokens.revokedAt),
+        gt(refreshTokens.expiresAt, sql`${placeholder('now')}`),
+        sql`(${placeholder('expectedUserId')} is null or ${refreshTokens.userId} = ${placeholder('expectedUserId')})`,
+        notExists(db.select({ one: sql`1` }).from(users).where(and(eq(users.id, refreshTokens.userId), isNotNull(users.disabledAt)))),
+        gt(sessionStartOf(refreshTokens), sql`${placeholder('oldestSessionStart')}`)
+      ))
+      .returning({
+        userId: refreshTokens.userId,
+        familyId: refreshTokens.familyId,
+        sessionStartedAt: sessionStartOf(refreshTokens).mapWith(Number),
+        statusIndex: sql<number | null>`(select ${sessionStatusIndexes.statusIndex} from ${sessionStatusIndexes} where ${sessionStatusIndexes.sessionId} = ${refreshTokens.familyId})`
+      })
       .prepare(),
     revokeFamily: db.update(refreshTokens)
       .set({ revokedAt: sql`${placeholder('now')}` })
@@ -99,10 +122,8 @@ export function prepareStatements (db: Db) {
 }
 
 export interface PendingRotation {
-  previousHash: string
-  successor: NewRefreshToken
-  now: Date
-  resolve: (rotated: boolean) => void
+  rotation: Rotation
+  resolve: (rotated: RotatedToken | undefined) => void
   reject: (error: unknown) => void
 }
 

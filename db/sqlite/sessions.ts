@@ -1,6 +1,6 @@
 import type { SessionsStore } from '../store.js'
 import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
-import type { NewRefreshToken, NewSession, SessionState } from '../store.js'
+import type { NewRefreshToken, NewSession, Rotation, RotatedToken, SessionState } from '../store.js'
 import { refreshTokens, revocations, sessions } from './schema.js'
 import { SESSION_ROW_GRACE_MS, type PendingRotation, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
 import type { SqliteConnection } from './connection.js'
@@ -11,24 +11,34 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
    * Group commit: the rotations asked for in one turn of the event loop share
    * one transaction, so one set of WAL writes instead of one per rotation
    * (the writes were most of a rotation's cost). Each rotation is a savepoint
-   * of its own: its conditional update and its insert land together or not at
-   * all, and its failure touches no other. Every caller is answered after the
-   * commit, so a rotation is as durable as before.
+   * of its own: its claim (one UPDATE … RETURNING that checks the token, its
+   * session and its user, and reads what the refresh needs: no read before it)
+   * and its successor's insert land together or not at all, and its failure
+   * touches no other. Every caller is answered after the commit, so a rotation
+   * is as durable as before.
    */
   function commitRotations () {
     if (c.readOnly) c.reopen()
     const batch = c.pendingRotations
     c.pendingRotations = []
-    const outcomes: Array<{ rotated: boolean } | { error: unknown }> = []
+    const outcomes: Array<{ rotated: RotatedToken | undefined } | { error: unknown }> = []
     try {
-      const rotateOne = c.connection.transaction(({ previousHash, successor, now }: PendingRotation) => {
-        const marked = c.statements.markRotated.run({ tokenHash: previousHash, now: now.getTime(), replacedBy: successor.tokenHash })
-        if (marked.changes === 0) return false
-        c.statements.insertRefreshToken.run({ ...successor, now })
-        return true
+      const rotateOne = c.connection.transaction((rotation: Rotation): RotatedToken | undefined => {
+        const { previousHash, successorHash, now, refreshTokenTtlMs, sessionMaxAgeMs, expectedUserId } = rotation
+        const [claimed] = c.statements.rotateRefreshToken.all({
+          previousHash,
+          successorHash,
+          now: now.getTime(),
+          expectedUserId: expectedUserId ?? null,
+          oldestSessionStart: now.getTime() - sessionMaxAgeMs
+        })
+        if (claimed === undefined) return undefined
+        const expiresAt = new Date(Math.min(now.getTime() + refreshTokenTtlMs, claimed.sessionStartedAt + sessionMaxAgeMs))
+        c.statements.insertRefreshToken.run({ tokenHash: successorHash, userId: claimed.userId, familyId: claimed.familyId, expiresAt, now })
+        return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt }
       })
       c.connection.transaction(() => {
-        for (const rotation of batch) {
+        for (const { rotation } of batch) {
           try {
             outcomes.push({ rotated: rotateOne(rotation) })
           } catch (error) {
@@ -58,9 +68,9 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
       return c.run(() => c.statements.refreshTokenByHash.get({ tokenHash }))
     },
 
-    async rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date) {
-      return await new Promise<boolean>((resolve, reject) => {
-        if (c.pendingRotations.push({ previousHash, successor, now, resolve, reject }) === 1) {
+    async rotateRefreshToken (rotation: Rotation) {
+      return await new Promise<RotatedToken | undefined>((resolve, reject) => {
+        if (c.pendingRotations.push({ rotation, resolve, reject }) === 1) {
           setImmediate(() => commitRotations())
         }
       })

@@ -26,6 +26,28 @@ export interface FoundRefreshToken extends RefreshTokenRecord {
 
 export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
 
+/** A rotation asked of the store: the token presented (by hash), its successor's hash, and the rules it must meet. */
+export interface Rotation {
+  previousHash: string
+  successorHash: string
+  now: Date
+  /** REFRESH_TOKEN_TTL: the successor expires this long after `now`, or at the session's end if sooner. */
+  refreshTokenTtlMs: number
+  /** SESSION_MAX_AGE: a session older than this (from its start, its login) is not refreshed. */
+  sessionMaxAgeMs: number
+  /** Rotate only a token of this user (a password change renews the caller's own session). */
+  expectedUserId?: number
+}
+
+/** What a rotation gives back: the session and user of the token, its status-list index, and its successor's expiry. */
+export interface RotatedToken {
+  userId: number
+  familyId: string
+  statusIndex: number | null
+  /** When the successor expires: REFRESH_TOKEN_TTL from now, never past the session's end. */
+  expiresAt: Date
+}
+
 /** What GET /auth/sessions shows of a session; `id` is the refresh-token family id (the `sid` claim). */
 export interface SessionRecord {
   id: string
@@ -69,11 +91,13 @@ export interface SessionsStore {
   createRefreshToken (token: NewRefreshToken): Promise<void>
   findRefreshToken (tokenHash: string): Promise<FoundRefreshToken | undefined>
   /**
-   * Atomically marks `previousHash` as rotated and stores its successor, only if
-   * `previousHash` is still live (not rotated, not revoked). Returns false, writing
-   * nothing, when another request rotated or revoked it first.
+   * A rotation as one statement (UPDATE … RETURNING): marks `previousHash` rotated and stores its
+   * successor, only if the token is live (not rotated, revoked or expired), its session within
+   * SESSION_MAX_AGE of its start, its user not disabled, and (with expectedUserId) that user's.
+   * Returns what the new access token and cookie need; undefined, writing nothing, otherwise: the
+   * caller reads the token (findRefreshToken) to tell why, or that another request rotated it first.
    */
-  rotateRefreshToken (previousHash: string, successor: NewRefreshToken, now: Date): Promise<boolean>
+  rotateRefreshToken (rotation: Rotation): Promise<RotatedToken | undefined>
   /** Revokes every token of a session; revoking a revoked session changes nothing. */
   revokeFamily (familyId: string, now: Date): Promise<void>
   /**

@@ -62,9 +62,14 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const { rotate, bindAccessToken } = transport.refreshPolicy
     let expectedUserId: number | undefined
     if (bindAccessToken) {
-      const accessToken = transport.readAccessToken(request)
-      if (accessToken === undefined) throw new MissingTokenError(transport.accessTokenHint)
-      expectedUserId = (await accessTokens.verify(accessToken, { allowExpired: true })).userId
+      // A token verified before, looked up as sent (as the signed-in guard does); else read and verified, expired or not.
+      const sent = transport.accessTokenAsSent(request)
+      expectedUserId = sent === undefined ? undefined : accessTokens.verifiedBefore(sent)?.userId
+      if (expectedUserId === undefined) {
+        const accessToken = transport.readAccessToken(request)
+        if (accessToken === undefined) throw new MissingTokenError(transport.accessTokenHint)
+        expectedUserId = (await accessTokens.verify(accessToken, { allowExpired: true })).userId
+      }
     }
     const tokens = await sessions.refresh(refreshToken, { rotate, expectedUserId }, clientOf(request))
     transport.deliver(reply, tokens)

@@ -53,12 +53,48 @@ t.test('emails are unique; usernames unique ignoring case; null usernames never 
 t.test('rotation succeeds once: a second rotation of the same token writes nothing', async (t) => {
   const store = await testStore(t)
   const user = await store.createUser(newUser('a@example.com'))
-  const expiresAt = new Date(Date.now() + 60_000)
-  await store.createRefreshToken({ tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt })
-  t.equal(await store.rotateRefreshToken('h0', { tokenHash: 'h1', userId: user.id, familyId: 'f', expiresAt }, new Date()), true)
-  t.equal(await store.rotateRefreshToken('h0', { tokenHash: 'h2', userId: user.id, familyId: 'f', expiresAt }, new Date()), false)
+  const now = new Date()
+  await store.startSession({ id: 'f', userId: user.id, userAgent: null, ip: null }, { tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt: new Date(now.getTime() + 60_000) }, now)
+  t.ok(await store.claimStatusIndex('f', 7))
+  const rules = { refreshTokenTtlMs: 60_000, sessionMaxAgeMs: 3_600_000 }
+  const later = new Date(now.getTime() + 1000)
+  t.same(await store.rotateRefreshToken({ previousHash: 'h0', successorHash: 'h1', now: later, ...rules }),
+    { userId: user.id, familyId: 'f', statusIndex: 7, expiresAt: new Date(later.getTime() + 60_000) }, 'the session, its status index and the successor\'s expiry')
+  t.equal(await store.rotateRefreshToken({ previousHash: 'h0', successorHash: 'h2', now: later, ...rules }), undefined)
   t.equal(await store.findRefreshToken('h2'), undefined)
-  t.match(await store.findRefreshToken('h0'), { replacedBy: 'h1', rotatedAt: Date })
+  t.match(await store.findRefreshToken('h0'), { replacedBy: 'h1', rotatedAt: later })
+  t.match(await store.findRefreshToken('h1'), { familyId: 'f', userId: user.id, rotatedAt: null, revokedAt: null, expiresAt: new Date(later.getTime() + 60_000) })
+})
+
+t.test('a rotation claims only a live token of a live session of an enabled user (the expected one): else it writes nothing', async (t) => {
+  const store = await testStore(t)
+  const ada = await store.createUser(newUser('a@example.com'))
+  const bob = await store.createUser(newUser('b@example.com'))
+  const start = new Date()
+  const hour = 3_600_000
+  const rules = { refreshTokenTtlMs: hour, sessionMaxAgeMs: 2 * hour }
+  for (const [id, userId] of [['expired', ada.id], ['revoked', ada.id], ['old', ada.id], ['bobs', bob.id], ['other', ada.id], ['short', ada.id]] as const) {
+    await store.startSession({ id, userId, userAgent: null, ip: null }, { tokenHash: `${id}-0`, userId, familyId: id, expiresAt: new Date(start.getTime() + 3 * hour) }, start)
+  }
+  await store.createRefreshToken({ tokenHash: 'expired-1', userId: ada.id, familyId: 'expired', expiresAt: start })
+  await store.revokeFamily('revoked', start)
+  await store.disableUser(bob.id, start)
+  const at = (ms: number) => new Date(start.getTime() + ms)
+  const refused = {
+    'an expired token': await store.rotateRefreshToken({ previousHash: 'expired-1', successorHash: 'n1', now: at(1), ...rules }),
+    'a revoked token': await store.rotateRefreshToken({ previousHash: 'revoked-0', successorHash: 'n2', now: at(1), ...rules }),
+    'a session past SESSION_MAX_AGE': await store.rotateRefreshToken({ previousHash: 'old-0', successorHash: 'n3', now: at(2 * hour), ...rules }),
+    'a disabled user\'s token': await store.rotateRefreshToken({ previousHash: 'bobs-0', successorHash: 'n4', now: at(1), ...rules }),
+    'another user\'s token': await store.rotateRefreshToken({ previousHash: 'other-0', successorHash: 'n5', now: at(1), ...rules, expectedUserId: bob.id })
+  }
+  for (const [what, outcome] of Object.entries(refused)) t.equal(outcome, undefined, what)
+  for (const hash of ['n1', 'n2', 'n3', 'n4', 'n5']) t.equal(await store.findRefreshToken(hash), undefined, `no successor ${hash}`)
+  t.match(await store.findRefreshToken('old-0'), { rotatedAt: null }, 'nothing marked')
+
+  const own = await store.rotateRefreshToken({ previousHash: 'other-0', successorHash: 'n6', now: at(1), ...rules, expectedUserId: ada.id })
+  t.equal(own?.familyId, 'other', 'the expected user\'s own token rotates')
+  const nearEnd = await store.rotateRefreshToken({ previousHash: 'short-0', successorHash: 'n7', now: at(2 * hour - 60_000), ...rules })
+  t.same(nearEnd?.expiresAt, at(2 * hour), 'a successor never outlives its session (SESSION_MAX_AGE from its start)')
 })
 
 t.test('a store locked by another writer answers 503, and the service recovers when the lock goes', { skip: SQLITE_ONLY }, async (t) => {
