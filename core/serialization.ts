@@ -13,11 +13,17 @@ const compiled = new WeakMap<object, (data: unknown) => string>()
  */
 export function buildSerializerCompiler (): SerializerCompiler {
   return ({ schema }) => {
-    let serialize = compiled.get(schema)
-    if (serialize === undefined) {
-      serialize = fastJsonStringify(schema)
-      compiled.set(schema, serialize)
+    const known = compiled.get(schema)
+    if (known !== undefined) return known
+    // Compiled at the first answer that needs it, not when the route is added: the start compiled
+    // every route's answers, most of them never sent by a given process (issue 23).
+    let serialize: ((data: unknown) => string) | undefined
+    return (data) => {
+      if (serialize === undefined) {
+        serialize = compiled.get(schema) ?? fastJsonStringify(schema)
+        compiled.set(schema, serialize)
+      }
+      return serialize(data)
     }
-    return serialize
   }
 }

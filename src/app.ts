@@ -1,7 +1,6 @@
 import { STATUS_CODES, type Server } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
-import pinoPretty from 'pino-pretty'
+import type { FastifyHttpOptions, FastifyInstance, FastifyLoggerOptions, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import account from '../plugins/app/account.js'
 import admin from '../plugins/app/admin.js'
 import userImport from '../plugins/app/user-import.js'
@@ -31,7 +30,6 @@ import cors from '../plugins/external/cors.js'
 import helmet from '../plugins/external/helmet.js'
 import rateLimit from '../plugins/external/rate-limit.js'
 import redis from '../plugins/external/redis.js'
-import swagger from '../plugins/external/swagger.js'
 import healthRoutes from '../routes/health/index.js'
 import adminRoutes from '../routes/admin/index.js'
 import api from '../routes/index.js'
@@ -112,16 +110,28 @@ function answerClientError (this: FastifyInstance, error: Error & { code?: strin
   socket.destroy()
 }
 
-/** Options for the Fastify instance that app is registered on (server.ts and the tests share them). */
-export function serverOptions (config: Config): FastifyHttpOptions<Server> {
+/**
+ * Where the log lines go in development: pino-pretty's readable lines, written in-process (a
+ * transport's worker cannot load in the single executable). Loaded only there: it is no part of a
+ * production start.
+ */
+export async function developmentLogStream (): Promise<NonNullable<FastifyLoggerOptions['stream']>> {
+  const { default: pinoPretty } = await import('pino-pretty')
+  return pinoPretty({ ignore: 'pid,hostname' })
+}
+
+/**
+ * Options for the Fastify instance that app is registered on (server.ts and the tests share them);
+ * `logStream` where the lines go instead of standard output (development's, developmentLogStream).
+ */
+export function serverOptions (config: Config, { logStream }: { logStream?: FastifyLoggerOptions['stream'] } = {}): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.logLevel,
       serializers: { req: serializeRequest },
       // Never log a credential: the headers that carry one, and any logged object's password or token fields.
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
-      // Pretty lines in development, written in-process (a transport's worker cannot load in the single executable).
-      ...(config.nodeEnv === 'development' ? { stream: pinoPretty({ ignore: 'pid,hostname' }) } : {})
+      ...(logStream === undefined ? {} : { stream: logStream })
     },
     // A request's child logger is made only when it writes a line, and its info lines only at info (src/request-logger.ts).
     childLoggerFactory: lazyRequestLoggers,
@@ -173,7 +183,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   // /metrics on the public listener only outside production and without METRICS_PORT (src/metrics-listener.ts serves it apart).
   await fastify.register(metrics, { publicRoute: config.nodeEnv !== 'production' && config.metrics.port === undefined })
   // DOCS: /docs and /openapi.json (off in production by default: they map the whole surface for an attacker).
-  if (config.docs) await fastify.register(swagger)
+  // Loaded only then: with the UI's files and the YAML writer, half a megabyte of code that a production start never needs.
+  if (config.docs) await fastify.register((await import('../plugins/external/swagger.js')).default)
 
   await fastify.register(clock, { clock: appClock })
   await fastify.register(errorHandler)

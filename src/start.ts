@@ -3,7 +3,7 @@ import closeWithGrace from 'close-with-grace'
 import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import { describeDatabase } from '../db/open.js'
-import app, { serverOptions } from './app.js'
+import app, { developmentLogStream, serverOptions } from './app.js'
 import { ConfigError, loadConfig, type Config } from '../core/config.js'
 import { listenMetrics } from './metrics-listener.js'
 
@@ -23,7 +23,7 @@ export async function start (): Promise<void> {
     return process.exit(1)
   }
 
-  const server = Fastify(serverOptions(config))
+  const server = Fastify(serverOptions(config, { logStream: config.nodeEnv === 'development' ? await developmentLogStream() : undefined }))
   // Fastify closes the connections idle when shutdown starts; a request already in flight on a
   // keep-alive connection would hold the close up until the keep-alive timeout. Tell its client
   // the connection ends with this answer, and reap connections as they fall idle.

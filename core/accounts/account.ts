@@ -98,7 +98,7 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
     },
 
     async acceptNewPassword (password) {
-      assertPasswordAllowed(password)
+      await assertPasswordAllowed(password)
       return await passwords.hash(password)
     },
 

@@ -75,7 +75,10 @@ async function startPasswords (pool: HashingPool, parameters: Argon2Parameters):
   const hash = async (password: string) => await pool.run({ op: 'hash', password, options }) as string
 
   // A real hash of a random secret, with the same parameters: verifying against it costs what a real verification costs.
-  const dummyHash = await hash(crypto.randomUUID())
+  // Made while the service starts, not before it is ready (a hash is a tenth of a second of the start); only
+  // a login for an unknown account needs it, and waits for it if it comes first.
+  const dummyHash = hash(crypto.randomUUID())
+  dummyHash.catch(() => {}) // a pool closed meanwhile: verifyNothing's verify says false, as for any failure
 
   const passwords: ClosablePasswords = {
     hash,
@@ -91,7 +94,7 @@ async function startPasswords (pool: HashingPool, parameters: Argon2Parameters):
       }
     },
     async verifyNothing (password) {
-      await passwords.verify(dummyHash, password)
+      await passwords.verify(await dummyHash.catch(() => ''), password)
       return false
     },
     needsRehash: (passwordHash) => !passwordHash.startsWith(current),

@@ -33,7 +33,9 @@ export interface UserCacheOptions {
  * change's row applied while the read was in flight) is answered but not kept.
  */
 export function createUserCache ({ store, revocations }: UserCacheDependencies, { max }: UserCacheOptions): UserCache {
-  const kept = max > 0 ? new LRUCache<number, ShownUser>({ max }) : undefined
+  // Made at the first user kept, not at start: lru-cache sets out its slots for `max` entries up front
+  // (a hundred thousand by default), some milliseconds of the start (issue 23).
+  let kept: LRUCache<number, ShownUser> | undefined
   /** Grows with every drop: a read begun before a drop does not put what it read in the cache. */
   let drops = 0
   revocations.onUserChange((userId) => {
@@ -55,7 +57,7 @@ export function createUserCache ({ store, revocations }: UserCacheDependencies, 
       const user = await store.findUserById(userId)
       if (user === undefined) return undefined
       const shown: ShownUser = { id: user.id, firstName: user.firstName, lastName: user.lastName, email: user.email, username: user.username }
-      if (kept !== undefined && drops === dropsBefore && revocations.isFresh()) kept.set(userId, shown)
+      if (max > 0 && drops === dropsBefore && revocations.isFresh()) (kept ??= new LRUCache({ max })).set(userId, shown)
       return shown
     },
     get size () {

@@ -2,7 +2,7 @@ import type { SessionsStore } from '../store.js'
 import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
 import type { NewRefreshToken, NewSession, Rotation, RotatedToken, SessionState } from '../store.js'
 import { refreshTokens, revocations, sessions } from './schema.js'
-import { SESSION_ROW_GRACE_MS, type PendingRotation, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
+import { SESSION_ROW_GRACE_MS, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
 import type { SqliteConnection } from './connection.js'
 
 /** The sessions of the SQLite store (db/store/sessions.ts). */

@@ -1,14 +1,15 @@
 import { hash } from '@node-rs/argon2'
 import t from 'tap'
 import { ARGON2ID_OPTIONS } from '../../core/passwords/passwords.js'
-import { COMMON_PASSWORD_COUNT, assertPasswordAllowed } from '../../core/password-policy.js'
+import { assertPasswordAllowed, commonPasswordCount } from '../../core/password-policy.js'
 import { build } from '../fixtures/build.js'
 import { assertError } from '../fixtures/assertions.js'
 import { newUserBody } from '../fixtures/factories.js'
 
 t.test('registering with one of the most common passwords is 400 PASSWORD_TOO_COMMON, whatever its case', async (t) => {
   const server = await build(t, { variant: 'cookie', hashing: 'stored' })
-  t.ok(COMMON_PASSWORD_COUNT >= 10_000, `${COMMON_PASSWORD_COUNT} common passwords are refused`)
+  const count = await commonPasswordCount()
+  t.ok(count >= 10_000, `${count} common passwords are refused`)
   for (const password of ['password', 'iloveyou', 'Qwertyuiop', 'PASSWORD1', '1qaz2wsx']) {
     const response = await server.inject({ method: 'POST', url: '/auth/register', payload: newUserBody('cookie', { password }) })
     assertError(t, response, 400, 'PASSWORD_TOO_COMMON')
@@ -27,10 +28,10 @@ t.test('no composition rules: a long lower-case passphrase, or one of any charac
 })
 
 t.test('the policy function others call for every new password', async (t) => {
-  t.throws(() => assertPasswordAllowed('sunshine'), { code: 'PASSWORD_TOO_COMMON', statusCode: 400 })
-  t.throws(() => assertPasswordAllowed('short'), { code: 'VALIDATION_FAILED', statusCode: 400 })
-  t.throws(() => assertPasswordAllowed('🦆'.repeat(257)), { code: 'VALIDATION_FAILED' }, 'length in characters, not UTF-16 units')
-  t.doesNotThrow(() => assertPasswordAllowed('🦆'.repeat(8)))
+  await t.rejects(assertPasswordAllowed('sunshine'), { code: 'PASSWORD_TOO_COMMON', statusCode: 400 })
+  await t.rejects(assertPasswordAllowed('short'), { code: 'VALIDATION_FAILED', statusCode: 400 })
+  await t.rejects(assertPasswordAllowed('🦆'.repeat(257)), { code: 'VALIDATION_FAILED' }, 'length in characters, not UTF-16 units')
+  await t.resolves(assertPasswordAllowed('🦆'.repeat(8)))
 })
 
 t.test('a password hashed with older parameters is rehashed at the next login', async (t) => {
