@@ -87,6 +87,9 @@ parentPort.on('message', ({ id, task }) => {
 })
 `
 
+/** A hashing thread's V8 heap: bcryptjs (imported hashes) is the most it runs. */
+const HASHING_THREAD_HEAP = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 }
+
 interface Pending {
   resolve: (result: string | boolean) => void
   reject: (error: Error) => void
@@ -118,7 +121,9 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
   const accepted = new Set<Promise<string | boolean>>()
 
   function spawnWorker () {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2, bcryptjs } })
+    // Small heaps: a hashing thread runs little JavaScript (Argon2's memory is native), and V8's defaults
+    // for a thread's heap are a main thread's, some tens of MB a thread once it has run (issue 23: RSS).
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2, bcryptjs }, resourceLimits: HASHING_THREAD_HEAP })
     workers.add(worker)
     worker.on('message', ({ id, result, error }: { id: number, result?: string | boolean, error?: string }) => {
       running.delete(worker)
