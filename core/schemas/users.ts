@@ -38,6 +38,8 @@ export type ShownUser = Pick<UserRecord, 'id' | 'firstName' | 'lastName' | 'emai
 
 /** A stored user as the given variant shows it: never a password hash, username only in the cookie variant. */
 export function presentUser (user: ShownUser, variant: Variant): PublicUserBody {
-  const shown = { id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email }
-  return variant === 'cookie' ? { ...shown, username: user.username } : shown
+  // Two literals, no spread: this runs on every GET /users/:id, and copying an object by spread is the slower way.
+  return variant === 'cookie'
+    ? { id: user.id, first_name: user.firstName, last_name: user.lastName, username: user.username, email: user.email }
+    : { id: user.id, first_name: user.firstName, last_name: user.lastName, email: user.email }
 }

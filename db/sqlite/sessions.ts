@@ -5,8 +5,45 @@ import { refreshTokens, revocations, sessions } from './schema.js'
 import { SESSION_ROW_GRACE_MS, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
 import type { SqliteConnection } from './connection.js'
 
+type RotationOutcome = { rotated: RotatedToken | undefined } | { error: unknown }
+
 /** The sessions of the SQLite store (db/store/sessions.ts). */
 export function sessionsQueries (c: SqliteConnection): SessionsStore {
+  /** One rotation, a savepoint of the batch's transaction. */
+  function rotateOne (rotation: Rotation): RotatedToken | undefined {
+    const { previousHash, successorHash, now, refreshTokenTtlMs, sessionMaxAgeMs, expectedUserId } = rotation
+    const [claimed] = c.statements.rotateRefreshToken.all({
+      previousHash,
+      successorHash,
+      now: now.getTime(),
+      expectedUserId: expectedUserId ?? null,
+      oldestSessionStart: now.getTime() - sessionMaxAgeMs
+    })
+    if (claimed === undefined) return undefined
+    const expiresAt = new Date(Math.min(now.getTime() + refreshTokenTtlMs, claimed.sessionStartedAt + sessionMaxAgeMs))
+    c.statements.insertRefreshToken.run({ tokenHash: successorHash, userId: claimed.userId, familyId: claimed.familyId, expiresAt, now })
+    return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt }
+  }
+
+  /** The batch's transaction and its savepoints, made once per connection (better-sqlite3 wraps each function anew). */
+  let transactions: { connection: SqliteConnection['connection'], commitBatch: (batch: SqliteConnection['pendingRotations'], outcomes: RotationOutcome[]) => void } | undefined
+  function batchTransaction () {
+    if (transactions?.connection !== c.connection) {
+      const savepoint = c.connection.transaction(rotateOne)
+      const commitBatch = c.connection.transaction((batch: SqliteConnection['pendingRotations'], outcomes: RotationOutcome[]) => {
+        for (const { rotation } of batch) {
+          try {
+            outcomes.push({ rotated: savepoint(rotation) })
+          } catch (error) {
+            outcomes.push({ error: translateSqliteError(error) })
+          }
+        }
+      })
+      transactions = { connection: c.connection, commitBatch: (batch, outcomes) => { commitBatch.immediate(batch, outcomes) } }
+    }
+    return transactions.commitBatch
+  }
+
   /**
    * Group commit: the rotations asked for in one turn of the event loop share
    * one transaction, so one set of WAL writes instead of one per rotation
@@ -21,31 +58,9 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     if (c.readOnly) c.reopen()
     const batch = c.pendingRotations
     c.pendingRotations = []
-    const outcomes: Array<{ rotated: RotatedToken | undefined } | { error: unknown }> = []
+    const outcomes: RotationOutcome[] = []
     try {
-      const rotateOne = c.connection.transaction((rotation: Rotation): RotatedToken | undefined => {
-        const { previousHash, successorHash, now, refreshTokenTtlMs, sessionMaxAgeMs, expectedUserId } = rotation
-        const [claimed] = c.statements.rotateRefreshToken.all({
-          previousHash,
-          successorHash,
-          now: now.getTime(),
-          expectedUserId: expectedUserId ?? null,
-          oldestSessionStart: now.getTime() - sessionMaxAgeMs
-        })
-        if (claimed === undefined) return undefined
-        const expiresAt = new Date(Math.min(now.getTime() + refreshTokenTtlMs, claimed.sessionStartedAt + sessionMaxAgeMs))
-        c.statements.insertRefreshToken.run({ tokenHash: successorHash, userId: claimed.userId, familyId: claimed.familyId, expiresAt, now })
-        return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt }
-      })
-      c.connection.transaction(() => {
-        for (const { rotation } of batch) {
-          try {
-            outcomes.push({ rotated: rotateOne(rotation) })
-          } catch (error) {
-            outcomes.push({ error: translateSqliteError(error) })
-          }
-        }
-      }).immediate()
+      batchTransaction()(batch, outcomes)
     } catch (error) {
       // BEGIN or COMMIT failed (busy, disk full, read-only, store closed): nothing was written, every rotation fails.
       if (findSqliteError(error)?.code.startsWith('SQLITE_READONLY') === true) c.readOnly = true

@@ -11,6 +11,12 @@ t.test('a random token is 256 bits of base64url, a new one each time', async (t)
   }
 })
 
+t.test('tokens drawn across many refills of the random pool never repeat, and none is the zeroed bytes of a used one', async (t) => {
+  const tokens = Array.from({ length: 1000 }, () => newRandomToken())
+  t.equal(new Set(tokens).size, tokens.length, 'a thousand tokens, eight pools: all different')
+  t.notOk(tokens.some(token => Buffer.from(token, 'base64url').every(byte => byte === 0)), 'no token of zeroes')
+})
+
 t.test('the store keeps the SHA-256 of the token, base64url', async (t) => {
   const token = newRandomToken()
   t.equal(hashToken(token), createHash('sha256').update(token).digest('base64url'))
