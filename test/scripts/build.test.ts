@@ -20,7 +20,12 @@ function project (t: Test): string {
     // node_modules, 10 s a build here instead of 1.
     'tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, rootDir: '.', outDir: 'dist', types: [], lib: ['es2022'] } }),
     'tsconfig.build.json': JSON.stringify({ extends: './tsconfig.json', include: ['src', 'core'] }),
-    src: { 'server.ts': `${CONSOLE}import { greeting } from '../core/greeting.js'\nconsole.log(greeting)\n`, 'cli.ts': `${CONSOLE}console.log("cli")\n` },
+    // As the service's: server.ts starts src/start.ts from the bundle the build makes of it (dist/start/).
+    src: {
+      'start.ts': `${CONSOLE}import { greeting } from '../core/greeting.js'\nexport function start (): void { console.log(greeting) }\n`,
+      'server.ts': "const bundle = '../start/start.js'\nconst { start } = await import(bundle) as typeof import('./start.js')\nstart()\n",
+      'cli.ts': `${CONSOLE}console.log("cli")\n`
+    },
     core: { 'greeting.ts': "export const greeting = 'hello'\n" },
     routes: { pages: { public: { 'index.html': '<p>hello</p>\n' } } }
   })
@@ -40,6 +45,7 @@ t.test('two builds started together both succeed and leave one whole build; a bu
   t.match(outputs.join(''), /dist is built/)
   t.equal(await serve(root), 'hello')
   t.ok(existsSync(join(root, 'dist', 'routes', 'pages', 'public', 'index.html')), 'the pages are copied beside the code')
+  t.ok(existsSync(join(root, 'dist', 'start', 'start.js')), 'the server is bundled beside them')
   t.same(builds(root).length, 1, 'one build folder, no half-built leftovers')
 
   const link = readlinkSync(join(root, 'dist'))

@@ -65,7 +65,8 @@ t.test('a status index is claimed once: not while a session holds it, nor while 
   const other = await store.createUser({ firstName: 'Bob', lastName: 'B', username: null, email: 'bob@example.com', passwordHash: null })
   await store.createSession({ id: 's4', userId: other.id, userAgent: null, ip: null }, new Date())
   t.equal(await store.claimStatusIndex('s4', 700_000), false, 'refused while the revocation log sets its bit')
-  t.equal(await store.pruneRevocations(new Date(Date.now() + 60_000)), 3)
+  // A row for each of its three sessions, and the user-change row of its deletion (migration 0014).
+  t.equal(await store.pruneRevocations(new Date(Date.now() + 60_000)), 4)
   t.equal(await store.claimStatusIndex('s4', 700_000), true, 'free again once the log row is gone')
 })
 
