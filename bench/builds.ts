@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, symlinkSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { AccountStore } from '../db/store.js'
@@ -27,6 +27,25 @@ export interface Build {
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
+/**
+ * The base's node_modules: this checkout's where the lockfiles agree (a link), else its own, from its
+ * lockfile and npm's cache, without install scripts: better-sqlite3's addon, compiled for the same
+ * version and Node here, is copied in rather than compiled again (minutes of this machine's two cores).
+ */
+function installDependencies (folder: string, log: (line: string) => void): void {
+  const lockfile = (at: string) => readFileSync(join(at, 'package-lock.json'), 'utf8')
+  if (lockfile(folder) === lockfile(root)) {
+    symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'))
+    return
+  }
+  log('the base has other dependencies: installing them from its lockfile')
+  execFileSync('npm', ['ci', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: folder, stdio: ['ignore', 'ignore', 'inherit'] })
+  const addon = (at: string) => join(at, 'node_modules', 'better-sqlite3')
+  const version = (at: string) => (JSON.parse(readFileSync(join(addon(at), 'package.json'), 'utf8')) as { version: string }).version
+  if (version(folder) !== version(root)) throw new Error(`the base has better-sqlite3 ${version(folder)}, this checkout ${version(root)}: install the base by hand`)
+  cpSync(join(addon(root), 'build'), join(addon(folder), 'build'), { recursive: true })
+}
+
 /** This tree, built by `npm run bench`'s `npm run build` into dist/. */
 export const changeBuild: Build = {
   label: 'change',
@@ -39,7 +58,7 @@ export const changeBuild: Build = {
 
 /**
  * The commit `ref` as a build of its own: its files exported into `workDir` (git archive: no work
- * tree of ours is touched), node_modules linked to this checkout's, compiled by its own build script.
+ * tree of ours is touched), its dependencies (installDependencies), compiled by its own build script.
  */
 export function prepareBaseBuild (ref: string, workDir: string, log: (line: string) => void): Build {
   const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { cwd: root, encoding: 'utf8' }).trim()
@@ -47,7 +66,7 @@ export function prepareBaseBuild (ref: string, workDir: string, log: (line: stri
   mkdirSync(folder, { recursive: true })
   log(`building the base ${ref} (${commit}) in ${folder}`)
   execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C '${folder}'`], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] })
-  symlinkSync(join(root, 'node_modules'), join(folder, 'node_modules'))
+  installDependencies(folder, log)
   execFileSync(process.execPath, [join(folder, 'scripts', 'build.mjs')], { cwd: folder, stdio: ['ignore', 'ignore', 'inherit'] })
   const dist = join(folder, 'dist')
   return {

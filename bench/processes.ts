@@ -25,6 +25,8 @@ export interface ServiceOptions {
   databaseFile: string
   /** Where `--cpu-prof` writes this process's profile, when profiling. */
   profileDir?: string
+  /** More settings, over the benchmark's own (a measurement's METRICS_PORT, say). */
+  environment?: Record<string, string>
 }
 
 /** A port free on 127.0.0.1 now (the OS's pick), for a service that must know its address before it listens. */
@@ -43,7 +45,7 @@ async function freePort (): Promise<number> {
  * PUBLIC_URL is its own address (localhost: production takes no other plain-HTTP origin), so that
  * the OAuth provider's issuer, and the audience of the tokens it signs, are where it is reached.
  */
-export async function startService ({ entry, variant, databaseFile, profileDir }: ServiceOptions): Promise<Running> {
+export async function startService ({ entry, variant, databaseFile, profileDir, environment: extra = {} }: ServiceOptions): Promise<Running> {
   const port = await freePort()
   const environment: Record<string, string> = {
     NODE_ENV: 'production',
@@ -55,7 +57,8 @@ export async function startService ({ entry, variant, databaseFile, profileDir }
     RATE_LIMIT_ENABLED: 'false',
     LOG_LEVEL: 'warn',
     // OWASP's minimum, as the raw Argon2id baseline hashes: login's ratio compares like with like.
-    PASSWORD_HASH_TARGET: '0ms'
+    PASSWORD_HASH_TARGET: '0ms',
+    ...extra
   }
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
   return await startProcess([...profile, '--import', READY_SIGNAL, entry], environment)
