@@ -8,7 +8,7 @@ import { OAuthBrowser, offlineTokensOf, seedOAuthClients, type AppTokens } from 
 import { startHelloWorld, startService, type Running } from './processes.js'
 import { changeBuild, prepareBaseBuild, type Build } from './builds.js'
 import { DEFAULT_MAX_LOAD, oneMinuteLoad, quietMachine, SETTLE_WAIT_MS } from './machine.js'
-import { toMarkdown, toSvg, type BuildResult, type ProcessResult, type Results, type ScenarioResult } from './report.js'
+import { RSS_GOAL_MB, toMarkdown, toSvg, type BuildResult, type ProcessResult, type Results, type ScenarioResult } from './report.js'
 import { OAUTH_GRANTS, scenarios, type Bench, type Scenario, type Service, type ServiceName } from './scenarios.js'
 import { seedStore } from './seed.js'
 
@@ -50,14 +50,18 @@ interface Measured {
   build: Build
   bench: Bench
   services: Map<ServiceName, Promise<Service>>
+  /** The services the scenario under way asked for (its RSS is theirs). */
+  used: Set<ServiceName>
 }
 
 function measured (build: Build, index: number): Measured {
   const services = new Map<ServiceName, Promise<Service>>()
+  const used = new Set<ServiceName>()
   const bench: Bench = {
     timing,
     hello: () => (hello ??= track(startHelloWorld())),
     service: (name) => {
+      used.add(name)
       let service = services.get(name)
       if (service === undefined) {
         service = openService(build, index, name)
@@ -66,7 +70,13 @@ function measured (build: Build, index: number): Measured {
       return service
     }
   }
-  return { build, bench, services }
+  return { build, bench, services, used }
+}
+
+/** The largest RSS of the services a scenario loaded, read right after its last round: the issue's "after load, in every scenario". */
+async function rssAfterScenario ({ services, used }: Measured): Promise<number | undefined> {
+  const figures = await Promise.all([...used].map(async (name) => (await services.get(name))?.running.rssMb() ?? Number.NaN))
+  return figures.length === 0 ? undefined : Math.max(...figures)
 }
 
 function databaseFile (buildIndex: number, name: ServiceName) {
@@ -134,6 +144,7 @@ function roundSteps (scenario: Scenario, round: number): Step[] {
 async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
   const baselineRuns: Measurement[][] = builds.map(() => [])
   const targetRuns: Measurement[][] = builds.map(() => [])
+  for (const { used } of builds) used.clear()
   for (let round = 0; round < rounds; round++) {
     for (const { side, build } of roundSteps(scenario, round)) {
       const measurement = await scenario[side].measure(builds[build].bench)
@@ -144,7 +155,8 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
       log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors`)
     }
   }
-  const [change, ...bases] = builds.map((_build, index) => judge(scenario, baselineRuns[index], targetRuns[index]))
+  const rss = await Promise.all(builds.map(rssAfterScenario))
+  const [change, ...bases] = builds.map((_build, index) => judge(scenario, baselineRuns[index], targetRuns[index], rss[index]))
   return {
     ...change,
     id: scenario.id,
@@ -155,7 +167,7 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
 }
 
 /** One build's figures in a scenario: the median ratio over the rounds, and whether each goal is met. */
-function judge (scenario: Scenario, baselineRuns: Measurement[], targetRuns: Measurement[]): BuildResult {
+function judge (scenario: Scenario, baselineRuns: Measurement[], targetRuns: Measurement[], rssMb: number | undefined): BuildResult {
   const ratios = baselineRuns.map((baseline, round) => scenario.compare === 'p99'
     ? targetRuns[round].p99 / baseline.p99
     : targetRuns[round].requestsPerSecond / baseline.requestsPerSecond)
@@ -168,10 +180,12 @@ function judge (scenario: Scenario, baselineRuns: Measurement[], targetRuns: Mea
     ? undefined
     : { perSecond: target.requestsPerSecond / (scenario.perCore.cores === 'one' ? 1 : cpus().length), goal: scenario.perCore.goal, reference: scenario.perCore.reference }
   const perCoreMet = perCore === undefined || perCore.perSecond >= perCore.goal
+  const rssMet = rssMb === undefined || rssMb < RSS_GOAL_MB
   const goal = [
     ratioGoal === undefined ? undefined : scenario.compare === 'p99' ? `< ${ratioGoal}× p99` : `≥ ${ratioGoal}`,
     scenario.p99Below === undefined ? undefined : `p99 < ${scenario.p99Below} ms`,
-    perCore === undefined ? undefined : `≥ ${perCore.goal.toLocaleString('en')}/s per core`
+    perCore === undefined ? undefined : `≥ ${perCore.goal.toLocaleString('en')}/s per core`,
+    rssMb === undefined ? undefined : `RSS < ${RSS_GOAL_MB} MB`
   ].filter((part) => part !== undefined).join(', ') || '–'
   return {
     baseline: { label: scenario.baseline.label, median: medianOf(baselineRuns), rounds: baselineRuns },
@@ -180,7 +194,8 @@ function judge (scenario: Scenario, baselineRuns: Measurement[], targetRuns: Mea
     ratioGoal,
     goal,
     perCore,
-    met: ratioMet && p99Met && perCoreMet && target.errors === 0
+    rssMb,
+    met: ratioMet && p99Met && perCoreMet && rssMet && target.errors === 0
   }
 }
 

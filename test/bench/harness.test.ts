@@ -37,6 +37,8 @@ test('npm run bench (BENCH_QUICK=1) measures a scenario against hello-world and 
   t.ok(reads.target.median.requestsPerSecond > 0, 'the service answered')
   t.equal(reads.target.median.errors, 0, 'every authenticated read got 200')
   t.ok(reads.ratio > 0 && Number.isFinite(reads.ratio))
+  t.ok((reads.rssMb ?? 0) > 20, `the service's RSS after the scenario: ${reads.rssMb} MB`)
+  t.match(reads.goal, /RSS < 150 MB/, 'judged against the issue\'s ceiling')
   t.ok(results.process !== undefined && results.process.startToReadyMs > 0)
   t.ok((results.process?.rssMb.header ?? 0) > 0, 'RSS of the service read after the load')
 
