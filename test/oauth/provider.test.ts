@@ -36,6 +36,19 @@ t.test('discovery names the issuer (PUBLIC_URL) and the endpoints; PKCE is S256 
   t.same(discovery.scopes_supported.sort(), ['email', 'offline_access', 'openid', 'profile'])
 })
 
+t.test('a Host no URL can hold is the client\'s error (400 invalid_request), not the provider\'s (500)', async (t) => {
+  const { server } = await providerService(t)
+  for (const host of ['exa mple', '[::1', 'a:b:c']) {
+    for (const url of ['/.well-known/openid-configuration', '/oauth/jwks']) {
+      const answer = await server.inject({ method: 'GET', url, headers: { host } })
+      t.equal(answer.statusCode, 400, `${url} with Host ${JSON.stringify(host)}`)
+      t.equal(answer.json().error, 'invalid_request')
+    }
+  }
+  const fine = await server.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { host: 'localhost:3000' } })
+  t.equal(fine.statusCode, 200, 'a host name with a port is served')
+})
+
 t.test('code + PKCE: the app gets an ID token of the user, an RFC 9068 access token with a status list entry, and userinfo', async (t) => {
   const { baseUrl, user, app, config, tokens } = await signedInApp(t)
   const idClaims = tokens.claims()
