@@ -2,11 +2,17 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const READY_SIGNAL = fileURLToPath(new URL('./ready-signal.mjs', import.meta.url))
 const HELLO_WORLD = fileURLToPath(new URL('./hello-world.mjs', import.meta.url))
 const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
+
+/** The V8 flags `npm start` runs the service with (package.json's config.nodeFlags), read from the build's own package.json. */
+function nodeFlagsOf (entry: string): string[] {
+  const { config } = JSON.parse(readFileSync(new URL('../../package.json', pathToFileURL(entry)), 'utf8')) as { config?: { nodeFlags?: string } }
+  return config?.nodeFlags?.split(' ') ?? []
+}
 
 export interface Running {
   url: string
@@ -61,7 +67,7 @@ export async function startService ({ entry, variant, databaseFile, profileDir, 
     ...extra
   }
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  return await startProcess([...profile, '--import', READY_SIGNAL, entry], environment)
+  return await startProcess([...nodeFlagsOf(entry), ...profile, '--import', READY_SIGNAL, entry], environment)
 }
 
 /** The ceiling: a bare Fastify hello-world in its own process. */

@@ -11,6 +11,7 @@ import { inject } from 'postject'
 import { NODE_VERSION, prepareRuntime } from './node-runtime.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
+const nodeFlags = () => JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).config.nodeFlags.split(' ')
 const out = join(root, 'build')
 const executable = join(out, 'account-service')
 const toPosix = (path) => path.split(sep).join('/')
@@ -107,6 +108,8 @@ writeFileSync(config, JSON.stringify({
   main: bundle,
   output: blob,
   disableExperimentalSEAWarning: true,
+  // The V8 flags `npm start` gives the service (package.json's config.nodeFlags), given to the executable's Node.
+  execArgv: nodeFlags(),
   assets: { 'manifest.json': manifest, ...assets }
 }))
 // The blob must come from the very Node binary it is injected into.
