@@ -65,6 +65,12 @@ export interface OAuthProviderDependencies {
 export interface OAuthProvider {
   /** The provider of the current signing key (one is built again when the key rotates); throws while the store cannot give its cookie key. */
   current (): Promise<Provider>
+  /**
+   * Whether the provider can make a URL of the request's host, read as Koa reads it (ctx.host): the first
+   * X-Forwarded-Host where proxies are trusted, else Host. One no URL can hold ("a b", "[::1") would fail
+   * inside the provider as its own error (500); it is the client's, to refuse before handle().
+   */
+  acceptsHost (req: IncomingMessage): boolean
   /** Handles a request to one of the provider's endpoints (Node's request and response), after current() has resolved. */
   handle (req: IncomingMessage, res: ServerResponse): void
   /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
@@ -308,6 +314,12 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
 
   return {
     current,
+    acceptsHost (req) {
+      const forwarded = options.trustProxy ? req.headers['x-forwarded-host'] : undefined
+      const host = (typeof forwarded === 'string' && forwarded !== '' ? forwarded.split(',')[0].trim() : req.headers.host) ?? ''
+      // An empty host is Koa's '' and makes "http:///path", which parses: only a malformed one fails.
+      return host === '' || URL.canParse(`http://${host}/`)
+    },
     handle (req, res) {
       if (built === undefined) throw new Error('the OAuth provider is handed a request before current() resolved')
       // Koa answers its own errors; a rejection here would be a fault of its own, logged rather than left unhandled.

@@ -25,17 +25,6 @@ function tokenRequestClient (request: FastifyRequest): string {
   return clientId === null || clientId === '' ? `oauth-address:${request.ip}` : `oauth-client:${clientId}`
 }
 
-/**
- * The host oidc-provider makes the request's URL of, read as Koa reads it (ctx.host): the first
- * X-Forwarded-Host where proxies are trusted, else Host. A value no URL can hold ("a b", "[::1") would
- * fail inside the provider as its own error (500): it is the client's, and refused as such.
- */
-function hostIsUsable (request: FastifyRequest, trustsProxy: boolean): boolean {
-  const forwarded = trustsProxy ? request.headers['x-forwarded-host'] : undefined
-  const host = (typeof forwarded === 'string' && forwarded !== '' ? forwarded.split(',')[0].trim() : request.headers.host) ?? ''
-  return host === '' || URL.canParse(`http://${host}/`)
-}
-
 /** The largest form oidc-provider reads; a bigger token request is refused before it is buffered whole. */
 const TOKEN_BODY_LIMIT = 56 * 1024
 
@@ -49,7 +38,7 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
   const { oauth } = fastify
 
   async function forward (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (!hostIsUsable(request, config.trustProxy !== false)) {
+    if (!oauth.acceptsHost(request.raw)) {
       await reply.code(400).send({ error: 'invalid_request', error_description: 'the Host header is not a host name' })
       return
     }

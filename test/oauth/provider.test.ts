@@ -47,6 +47,12 @@ t.test('a Host no URL can hold is the client\'s error (400 invalid_request), not
   }
   const fine = await server.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { host: 'localhost:3000' } })
   t.equal(fine.statusCode, 200, 'a host name with a port is served')
+  const forwarded = await server.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { 'x-forwarded-host': 'a b' } })
+  t.equal(forwarded.statusCode, 200, 'X-Forwarded-Host is not read where no proxy is trusted')
+
+  const { server: proxied } = await providerService(t, { env: { TRUST_PROXY: 'true' } })
+  const refused = await proxied.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { 'x-forwarded-host': 'a b, proxy.example' } })
+  t.equal(refused.statusCode, 400, 'behind a trusted proxy, the first X-Forwarded-Host is the one read')
 })
 
 t.test('code + PKCE: the app gets an ID token of the user, an RFC 9068 access token with a status list entry, and userinfo', async (t) => {

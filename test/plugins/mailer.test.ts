@@ -153,7 +153,8 @@ t.test('without SMTP_URL in production, mail is disabled and no message (no link
 t.test('mail still in the outbox when the service closes goes out after the next start', async (t) => {
   const mailbox = await startMailbox(t, { refuse: true })
   const databaseUrl = await testDatabaseUrl(t, { persistent: true })
-  const config = testConfig({ API_VARIANT: 'header', DATABASE_URL: databaseUrl, SMTP_URL: mailbox.smtpUrl, MAIL_RETRY_DELAY: '50ms' })
+  const retryDelayMs = 50
+  const config = testConfig({ API_VARIANT: 'header', DATABASE_URL: databaseUrl, SMTP_URL: mailbox.smtpUrl, MAIL_RETRY_DELAY: `${retryDelayMs}ms` })
   const first = Fastify(serverOptions(config))
   await first.register(fp(app), { config })
   const user = await registerUser(first, 'header')
@@ -161,10 +162,10 @@ t.test('mail still in the outbox when the service closes goes out after the next
   await first.mailer.idle()
   await first.close()
   t.equal(mailbox.received.length, 0, 'nothing got through before the close')
-  // The refused mail is due again MAIL_RETRY_DELAY (50 ms) after its refusal, which came before the close. A
-  // start sooner than that finds nothing due and sends it at the next poll (OUTBOX_POLL_MS, as long as the
-  // wait below): what is tested is the mail left due, sent by the next start.
-  await sleep(60)
+  // The refused mail is due again MAIL_RETRY_DELAY after its refusal, which came before the close. A start
+  // sooner than that finds nothing due and sends it at the next poll (OUTBOX_POLL_MS, as long as the wait
+  // below): what is tested is the mail left due, sent by the next start.
+  await sleep(retryDelayMs + 10)
 
   mailbox.refuse = false
   const second = await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl, SMTP_URL: mailbox.smtpUrl } })
