@@ -9,6 +9,8 @@ export interface Measurement {
   p99: number
   /** Connection errors, timeouts and answers other than 2xx. */
   errors: number
+  /** A second load run at the same time (the logins beside the reads), what it got: shows what the first one's figure cost it. */
+  alongside?: { label: string, requestsPerSecond: number, p99: number }
 }
 
 export interface Timing {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { createWriteStream, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -67,7 +67,12 @@ export async function startService ({ entry, variant, databaseFile, profileDir, 
     ...extra
   }
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  return await startProcess([...nodeFlagsOf(entry), ...profile, '--import', READY_SIGNAL, entry], environment)
+  return await startProcess([...nodeFlagsOf(entry), ...serviceFlags(), ...profile, '--import', READY_SIGNAL, entry], environment)
+}
+
+/** Node flags for the service's process from BENCH_SERVICE_FLAGS (say `--trace-gc`), after the build's own, for a look inside. */
+function serviceFlags (): string[] {
+  return process.env.BENCH_SERVICE_FLAGS?.split(' ').filter((flag) => flag !== '') ?? []
 }
 
 /** The ceiling: a bare Fastify hello-world in its own process. */
@@ -96,13 +101,22 @@ function childEnvironment (environment: Record<string, string>): NodeJS.ProcessE
 async function startProcess (args: string[], environment: Record<string, string>): Promise<Running> {
   const started = process.hrtime.bigint()
   const child = spawn(process.execPath, args, { env: childEnvironment(environment), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  // What it prints before it listens is kept for the error if it exits first; after that, only
+  // BENCH_SERVICE_LOG keeps it (a --trace flag in BENCH_SERVICE_FLAGS prints a lot).
   let output = ''
-  child.stdout?.on('data', (chunk) => { output += chunk })
-  child.stderr?.on('data', (chunk) => { output += chunk })
+  let listening = false
+  const log = process.env.BENCH_SERVICE_LOG === undefined ? undefined : createWriteStream(process.env.BENCH_SERVICE_LOG, { flags: 'a' })
+  const keep = (chunk: Buffer) => {
+    log?.write(chunk)
+    if (!listening) output += chunk
+  }
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve(message.port))
     child.once('exit', (code) => reject(new Error(`${args.at(-1)} exited (${code}) before listening:\n${output}`)))
   })
+  listening = true
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6
   const pid = child.pid as number
   return {

@@ -71,6 +71,13 @@ export function toMarkdown ({ date, machine, settings, builds, load, scenarios, 
     const baseColumns = baseResult === undefined ? '' : ` ${figure(baseResult.ratio, 2)} | ${figure(baseResult.rssMb ?? Number.NaN)} |`
     lines.push(`| ${title} | ${figure(t.requestsPerSecond)} | ${figure(t.p50)} | ${figure(t.p99)} | ${t.errors} | ${baseline.label} | ${figure(b.requestsPerSecond)} | ${figure(b.p99)} | ${figure(ratio, 2)} | ${figure(rssMb ?? Number.NaN)} | ${goal} | ${goal === '–' ? '–' : met ? 'yes' : '**no**'} |${baseColumns}`)
   }
+  for (const { title, target, base: baseResult } of scenarios) {
+    const alongside = target.median.alongside
+    if (alongside === undefined) continue
+    const baseAlongside = baseResult?.target.median.alongside
+    lines.push('', `${title}: the ${alongside.label} run alongside got ${figure(alongside.requestsPerSecond)} req/s, p99 ${figure(alongside.p99)} ms` +
+      (baseAlongside === undefined ? '.' : ` (base: ${figure(baseAlongside.requestsPerSecond)} req/s, p99 ${figure(baseAlongside.p99)} ms).`))
+  }
   const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
   if (perCore.length > 0) {
     lines.push('', `| per core (this machine has ${machine.cpus} cores; the event loop is one, the hashing threads one per core) | per second per core | reference | goal | met |${base === undefined ? '' : ' base |'}`,

@@ -21,7 +21,9 @@ import { seedStore } from './seed.js'
  * 0.5 by default) and writes nothing otherwise. BENCH_QUICK=1 for a short run,
  * BENCH_SCENARIOS to pick scenarios by id (and `process` for start time and RSS),
  * BENCH_SETTLE_SECONDS how long to wait for a quiet machine (180), BENCH_OUT for the output folder, BENCH_BIG_USERS for the big store's size,
- * BENCH_PROFILE to write the services' --cpu-prof profiles to a folder.
+ * BENCH_PROFILE to write the services' --cpu-prof profiles to a folder, BENCH_SERVICE_FLAGS for more
+ * Node flags of the services (`--trace-gc`, `--perf-basic-prof`) and BENCH_SERVICE_LOG for a file that
+ * takes what they print.
  */
 const quick = process.env.BENCH_QUICK === '1'
 const timing: Timing = quick ? { warmupSeconds: 0.5, seconds: 1.5 } : { warmupSeconds: 2, seconds: 6 }
@@ -114,11 +116,15 @@ function median (values: number[]): number {
 }
 
 function medianOf (runs: Measurement[]): Measurement {
+  const alongside = runs.flatMap((run) => run.alongside ?? [])
   return {
     requestsPerSecond: median(runs.map((run) => run.requestsPerSecond)),
     p50: median(runs.map((run) => run.p50)),
     p99: median(runs.map((run) => run.p99)),
-    errors: runs.reduce((sum, run) => sum + run.errors, 0)
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    ...(alongside.length === 0
+      ? {}
+      : { alongside: { label: alongside[0].label, requestsPerSecond: median(alongside.map((run) => run.requestsPerSecond)), p99: median(alongside.map((run) => run.p99)) } })
   }
 }
 
@@ -152,7 +158,8 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
       else if (scenario.baseline.shared === true) baselineRuns.forEach((runs) => runs.push(measurement))
       else baselineRuns[build].push(measurement)
       const of = side === 'target' || scenario.baseline.shared !== true ? ` (${builds[build].build.label})` : ''
-      log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors`)
+      const alongside = measurement.alongside === undefined ? '' : `; ${measurement.alongside.label} alongside: ${measurement.alongside.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.alongside.p99} ms`
+      log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors${alongside}`)
     }
   }
   const rss = await Promise.all(builds.map(rssAfterScenario))

@@ -302,11 +302,11 @@ export const scenarios: Scenario[] = [
       measure: async (bench) => {
         const service = await bench.service('header')
         const requests = readUser('header', await service.sessions())
-        const [read] = await Promise.all([
+        const [read, login] = await Promise.all([
           measure(() => ({ url: service.running.url, requests }), bench.timing),
           measure(() => ({ url: service.running.url, requests: loginRequests(service.users), connections: HASHING_CONNECTIONS }), bench.timing)
         ])
-        return read
+        return { ...read, alongside: { label: 'logins', requestsPerSecond: login.requestsPerSecond, p99: login.p99 } }
       }
     },
     compare: 'p99',
