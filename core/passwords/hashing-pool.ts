@@ -32,11 +32,19 @@ export interface Calibration extends Argon2Parameters {
 /**
  * The body of each hashing thread: synchronous Argon2 on the thread itself,
  * which first drops its own CPU priority to the lowest (on Linux a thread's
- * nice value is its own). On a machine whose cores are all busy, the event
- * loop then keeps serving token checks and reads at full speed while logins
- * take the CPU time left over; with idle cores, hashing runs at full speed.
- * (On the libuv pool, hashing threads compete with the event loop as equals:
- * reads' p99 rose 25-fold under login load.)
+ * nice value is its own), then, on Linux, asks for the SCHED_IDLE policy. On a
+ * machine whose cores are all busy, the event loop then keeps serving token
+ * checks and reads at full speed while logins take the CPU time left over;
+ * with idle cores, hashing runs at full speed.
+ * - On the libuv pool, hashing threads competed with the event loop as equals:
+ *   reads' p99 rose 25-fold under login load.
+ * - At nice 19 alone, a hashing thread the scheduler has picked keeps its core
+ *   for its time slice (milliseconds) while the event loop waits: reads' p99
+ *   doubled, 2 to 5 ms (issue 23). A SCHED_IDLE thread gives way as soon as
+ *   the event loop wakes: 2 to 3 ms.
+ * Node has no call for a thread's scheduling policy, so the thread runs
+ * util-linux's `chrt` on its own thread id, once. Where chrt is missing (not
+ * Linux, a bare image), nice 19 stays.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
@@ -46,6 +54,10 @@ const { pbkdf2Sync, scryptSync, timingSafeEqual } = require('node:crypto')
 // bcryptjs (pure JavaScript) is loaded at the first bcrypt hash only: most instances never see one.
 let bcrypt
 try { setPriority(constants.priority.PRIORITY_LOW) } catch {}
+try {
+  const threadId = require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()
+  require('node:child_process').execFile('chrt', ['--idle', '--pid', '0', threadId], { stdio: 'ignore', timeout: 5000 }, () => {})
+} catch {}
 // Argon2's time grows linearly with its passes at a fixed memory cost: one hash at the minimum (after a
 // warm-up, which pays for the first allocation) tells how many passes take about the target. The
 // minimum's memory stays, and never fewer passes than the minimum has.

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import { setTimeout } from 'node:timers/promises'
 import { test } from 'tap'
 import { ARGON2ID_OPTIONS } from '../../core/passwords/passwords.js'
 import { createHashingPool } from '../../core/passwords/hashing-pool.js'
@@ -24,6 +26,20 @@ test('hashing threads run at the lowest CPU priority', { skip: process.platform 
   const lowered = readdirSync('/proc/self/task').filter((thread) => !before.has(thread) && niceOf(thread) === 19)
   t.ok(lowered.length >= 2, `two threads at nice 19 (found ${lowered.length})`)
   t.equal(niceOf(String(process.pid)), 0, 'the event loop keeps its priority')
+})
+
+test('hashing threads give way to the event loop at once (SCHED_IDLE)', { skip: (process.platform !== 'linux' || spawnSync('chrt', ['--help']).error !== undefined) && 'needs Linux and util-linux chrt' }, async (t) => {
+  const SCHED_IDLE = 5
+  const policyOf = (thread: string) => Number(readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').split(') ')[1].split(' ')[38])
+  const before = new Set(readdirSync('/proc/self/task'))
+  const pool = createHashingPool({ size: 2 })
+  t.teardown(() => pool.close())
+  await Promise.all([1, 2].map(() => pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS })))
+  // The policy is asked for without blocking the thread's start: give chrt its moment.
+  const idle = () => readdirSync('/proc/self/task').filter((thread) => !before.has(thread) && policyOf(thread) === SCHED_IDLE)
+  for (let waited = 0; idle().length < 2 && waited < 5000; waited += 50) await setTimeout(50)
+  t.equal(idle().length, 2, 'both hashing threads are SCHED_IDLE')
+  t.equal(policyOf(String(process.pid)), 0, 'the event loop stays SCHED_OTHER')
 })
 
 test('a pool starts its threads with its first tasks, never more than it needs', { skip: process.platform !== 'linux' && 'threads counted in /proc' }, async (t) => {
