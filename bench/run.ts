@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { cpus, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CONNECTIONS, logIn, spreadUsers, type Measurement, type Session, type Timing } from './load.js'
+import { CONNECTIONS, logIn, signUpOnce, spreadUsers, type Measurement, type Session, type Timing } from './load.js'
 import { OAuthBrowser, offlineTokensOf, seedOAuthClients, type AppTokens } from './oauth.js'
 import { startHelloWorld, startService, type Running } from './processes.js'
 import { changeBuild, prepareBaseBuild, type Build } from './builds.js'
@@ -93,7 +93,9 @@ async function openService (build: Build, buildIndex: number, name: ServiceName)
   await seedStore(file, users, code)
   const clients = await seedOAuthClients(file, code)
   log(`seeded ${users.toLocaleString('en')} users and 2 OAuth apps for ${name} (${build.label}) in ${Date.now() - seeding} ms`)
-  const running = await track(startService({ entry: build.entry, variant: name === 'cookie' ? 'cookie' : 'header', databaseFile: file, profileDir }))
+  const variant = name === 'cookie' ? 'cookie' : 'header'
+  const running = await track(startService({ entry: build.entry, variant, databaseFile: file, profileDir }))
+  await signUpOnce(running.url, variant)
   let sessions: Promise<Session[]> | undefined
   let offlineTokens: Promise<Array<AppTokens & { refresh_token: string }>> | undefined
   return {
