@@ -7,6 +7,7 @@ import { describeDatabase } from '../db/open.js'
 import app, { developmentLogStream, serverOptions } from './app.js'
 import { ConfigError, loadConfig, type Config } from '../core/config.js'
 import { listenMetrics } from './metrics-listener.js'
+import { pinTickObjectShape } from './tick-object-shape.js'
 
 /**
  * Starts the service: loads the settings, builds the app, listens and wires
@@ -19,6 +20,8 @@ export async function start (): Promise<void> {
   // heap that grows by a quarter at a time (V8 picks up to four times under load) keeps it lower
   // for a little more collection (bench/results/notes.md). Set before the heap has grown.
   setFlagsFromString('--heap-growing-percent=25')
+  // A full GC at a quiet moment would otherwise leave every later process.nextTick on V8's slow path.
+  pinTickObjectShape()
 
   // The only place that listens. A bad setting stops the start with one line naming it.
   let config: Config
