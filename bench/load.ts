@@ -131,17 +131,18 @@ async function logInAtOnce (url: string, indexes: number[]): Promise<Session[]> 
 }
 
 /**
- * Signs one new user up, as any service in use has done before it is measured. The first sign-up is
- * what, in a build without src/tick-object-shape.ts, left every later request on one of V8's slow
- * paths (6-10% of a GET): a bench that never signed anyone up before its reads measured a state
- * production leaves at its first sign-up, and only some runs (issue 23's unsteady GETs).
+ * Signs one new user up (in the service's own fresh store), as any service in use has done before it
+ * is measured. The first sign-up is what, in a build without src/tick-object-shape.ts, left every
+ * later request on one of V8's slow paths (nextTick at 9-10% of a GET): a bench that never signed
+ * anyone up before its reads measured a state production leaves at its first sign-up, and only some
+ * runs (issue 23's unsteady GETs).
  */
 export async function signUpOnce (url: string, variant: 'header' | 'cookie'): Promise<void> {
-  const fields = { first_name: 'First', last_name: 'Sign-up', email: `first-${process.pid}-${Date.now()}@bench.example`, password: BENCH_PASSWORD }
+  const fields = { first_name: 'First', last_name: 'Sign-up', email: 'first-sign-up@bench.example', password: BENCH_PASSWORD }
   const response = await fetch(`${url}/auth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(variant === 'cookie' ? { ...fields, username: `first${process.pid}${Date.now()}` } : fields)
+    body: JSON.stringify(variant === 'cookie' ? { ...fields, username: 'first-sign-up' } : fields)
   })
   if (response.status !== 201) throw new Error(`bench sign-up answered ${response.status}: ${await response.text()}`)
 }
@@ -164,8 +165,8 @@ export function cookieValue (setCookies: string | string[] | undefined, name: st
  * Requests taking the sessions in turn (no state carried from one answer to the next): one request
  * a session, which every connection sends in turn. Each is built once. autocannon rebuilds a request
  * that has a setupRequest every time it sends it, and that cost is the load generator's, not the
- * service's. It capped the GET rows near 50,000 req/s, with the service's core 20% idle, while
- * hello-world's one static request did not.
+ * service's. It capped the GET rows near 50,000 req/s (the service's CPU profile: 6.5 s busy of
+ * 8.7 s, setup included), while hello-world's one static request did not.
  */
 export function roundRobin (sessions: Session[], build: (session: Session) => Partial<autocannon.Request>): autocannon.Request[] {
   return sessions.map((session) => build(session))
