@@ -11,9 +11,10 @@
 // hard-linked (fast, no extra space) except better-sqlite3, a real folder holding the addon compiled for
 // the pinned Node (scripts/node-runtime.mjs). The Node 24 bin folder goes first on PATH: tap, its test
 // processes and the servers the tests spawn all run on it. Arguments are passed to tap's first pass.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { copyFileSync, cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
+import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { CACHE, NODE_VERSION, prepareRuntime } from './node-runtime.mjs'
 import { POSTGRES_TESTS } from './test-postgres.mjs'
@@ -41,14 +42,32 @@ function mirrorFor (runtime) {
   return suite
 }
 
-/** Runs a step; a failed step fails the run, and the steps after it still run (one run shows every failure). */
-function step (name, run) {
+/** What failed, by step: the TAP lines of each failed test with their diagnostics. */
+const failures = []
+
+/**
+ * Runs a command as a step, its output passed through as it comes. A failed step fails the run, and the
+ * steps after it still run (one run shows every failure). The failed tests' lines are kept and printed
+ * again at the end, where a CI log that keeps only its tail still shows them.
+ */
+async function step (name, command, args, options) {
   console.log(`\n== ${name} (at ${elapsed()})`)
-  try {
-    run()
+  const child = spawn(command, args, { ...options, stdio: ['inherit', 'pipe', 'inherit'] })
+  const failed = []
+  let inFailure = false
+  for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
+    process.stdout.write(`${line}\n`)
+    // A failure is its `not ok` line and the diagnostics under it, up to the next result or subtest.
+    if (/^\s*not ok \d+/.test(line)) inFailure = true
+    else if (/^\s*(ok \d+|# Subtest:)/.test(line)) inFailure = false
+    if (inFailure && failed.length < 400) failed.push(line)
+  }
+  const code = child.exitCode ?? child.signalCode ?? await new Promise(resolve => child.once('close', (exitCode, signal) => resolve(exitCode ?? signal)))
+  if (code === 0) {
     console.log(`== ${name}: green (at ${elapsed()})`)
-  } catch (error) {
-    console.error(`== ${name}: FAILED (${error.status ?? error.message})`)
+  } else {
+    console.error(`== ${name}: FAILED (exit ${code})`)
+    failures.push({ name, failed })
     process.exitCode = 1
   }
 }
@@ -60,9 +79,9 @@ const suite = mirrorFor(runtime)
 const node24 = { ...process.env, PATH: `${dirname(runtime.node)}${delimiter}${process.env.PATH}`, NODE_COMPILE_CACHE: join(CACHE, 'compile-cache') }
 const tap = join(suite, 'node_modules', '.bin', 'tap')
 try {
-  step(`the suite on Node ${NODE_VERSION}`, () => execFileSync(tap, process.argv.slice(2), { cwd: suite, env: node24, stdio: 'inherit' }))
+  await step(`the suite on Node ${NODE_VERSION}`, tap, process.argv.slice(2), { cwd: suite, env: node24 })
   if (process.env.TEST_DATABASE_URL) {
-    step('the PostgreSQL pass', () => execFileSync(tap, ['--disable-coverage', ...POSTGRES_TESTS], { cwd: suite, env: { ...node24, TEST_STORE: 'postgres' }, stdio: 'inherit' }))
+    await step('the PostgreSQL pass', tap, ['--disable-coverage', ...POSTGRES_TESTS], { cwd: suite, env: { ...node24, TEST_STORE: 'postgres' } })
   } else {
     console.log('\nPostgreSQL suite skipped: TEST_DATABASE_URL not set')
   }
@@ -70,6 +89,10 @@ try {
   // The mirror is rebuilt by every run; remove it so that nothing else (eslint, editors) trips on it.
   rmSync(suite, { recursive: true, force: true })
 }
-step(`npm start on this machine's Node ${process.version}`, () => execFileSync(join(root, 'node_modules', '.bin', 'tap'), ['--disable-coverage', 'test/e2e/server.test.ts'], { cwd: root, stdio: 'inherit' }))
-step('the single executable', () => execFileSync('npm', ['run', 'test:sea'], { cwd: root, stdio: 'inherit' }))
+await step(`npm start on this machine's Node ${process.version}`, join(root, 'node_modules', '.bin', 'tap'), ['--disable-coverage', 'test/e2e/server.test.ts'], { cwd: root })
+await step('the single executable', 'npm', ['run', 'test:sea'], { cwd: root })
+for (const { name, failed } of failures) {
+  console.error(`\n== failed in ${name}:`)
+  console.error(failed.length > 0 ? failed.join('\n') : '(no failed test reported: see the step\'s output above)')
+}
 console.log(`\nnpm test: ${process.exitCode ? 'FAILED' : 'green'} in ${elapsed()}`)
