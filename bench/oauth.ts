@@ -82,7 +82,15 @@ export class OAuthBrowser {
   private readonly jar = new CookieJar()
   private signedIn: Promise<void> | undefined
 
-  constructor (private readonly url: string, private readonly app: BenchClient, private readonly userIndex = 1) {}
+  private readonly url: string
+  private readonly app: BenchClient
+  private readonly userIndex: number
+
+  constructor (url: string, app: BenchClient, userIndex = 1) {
+    this.url = url
+    this.app = app
+    this.userIndex = userIndex
+  }
 
   private async browse (url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers)

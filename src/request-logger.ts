@@ -17,9 +17,16 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
  * so it carries the request id exactly as before; a line below the level costs a comparison.
  */
 export class LazyRequestLogger implements FastifyBaseLogger {
+  private readonly parent: ParentLogger
+  private readonly bindings: Bindings
+  private readonly options: ChildLoggerOptions
   private made: FastifyBaseLogger | undefined
 
-  constructor (private readonly parent: ParentLogger, private readonly bindings: Bindings, private readonly options: ChildLoggerOptions) {}
+  constructor (parent: ParentLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.parent = parent
+    this.bindings = bindings
+    this.options = options
+  }
 
   private logger (): FastifyBaseLogger {
     this.made ??= this.parent.child(this.bindings, this.options)

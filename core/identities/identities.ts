@@ -26,8 +26,11 @@ import type { Webhooks } from '../webhooks/webhooks.js'
 export type SignInRefusal = 'email_required' | 'email_not_verified' | 'account_exists' | 'identity_conflict'
 
 export class SignInRefusedError extends Error {
-  constructor (readonly reason: SignInRefusal) {
+  readonly reason: SignInRefusal
+
+  constructor (reason: SignInRefusal) {
     super(`provider sign-in refused: ${reason}`)
+    this.reason = reason
     this.name = 'SignInRefusedError'
   }
 }

@@ -58,7 +58,11 @@ export class OutboxWorker {
   private poll: PeriodicTask | undefined
   private readonly retryTimers = new Set<NodeJS.Timeout>()
 
-  constructor (private readonly options: OutboxWorkerOptions) {}
+  private readonly options: OutboxWorkerOptions
+
+  constructor (options: OutboxWorkerOptions) {
+    this.options = options
+  }
 
   /** Sends what is due now (mail left by a previous run too), and looks again every OUTBOX_POLL_MS. */
   start (): void {

@@ -39,7 +39,11 @@ export interface RequestMetricsOptions {
 export class RequestMetrics {
   private readonly all: SeriesNumbers[] = []
 
-  constructor (private readonly options: RequestMetricsOptions) {}
+  private readonly options: RequestMetricsOptions
+
+  constructor (options: RequestMetricsOptions) {
+    this.options = options
+  }
 
   /** The series of a route, method and status: made once (the caller keeps it), recorded into per request. */
   series (method: string, route: string, statusCode: number): RequestSeries {

@@ -50,7 +50,11 @@ export function createAdapterClass ({ store, grantSessions, clock }: AdapterDepe
   }
 
   return class StoreAdapter implements ProviderAdapter {
-    constructor (private readonly kind: string) {}
+    private readonly kind: string
+
+    constructor (kind: string) {
+      this.kind = kind
+    }
 
     async upsert (id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void> {
       const expiresAt = expiresIn === undefined ? null : new Date(now().getTime() + expiresIn * 1000)

@@ -29,7 +29,11 @@ export class RevocationSet {
   /** Grows whenever a session is added or forgotten: the status list re-signs only after a change. */
   version = 0
 
-  constructor (private readonly retentionMs: number) {}
+  private readonly retentionMs: number
+
+  constructor (retentionMs: number) {
+    this.retentionMs = retentionMs
+  }
 
   get size (): number {
     return this.revoked.size

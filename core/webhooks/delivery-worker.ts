@@ -64,7 +64,10 @@ export class WebhookWorker {
   private poll: PeriodicTask | undefined
   private readonly retryTimers = new Set<NodeJS.Timeout>()
 
-  constructor (private readonly options: WebhookWorkerOptions) {
+  private readonly options: WebhookWorkerOptions
+
+  constructor (options: WebhookWorkerOptions) {
+    this.options = options
     this.signer = new Webhook(options.secret)
   }
 

@@ -15,7 +15,15 @@ export class PostgresConnection {
   // The journal time of the newest migration this build ships, for ping.
   readonly newestMigration = Math.max(...readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(migration => migration.folderMillis))
 
-  constructor (readonly pool: pg.Pool, readonly db: Db, readonly statements: ReturnType<typeof prepareStatements>) {}
+  readonly pool: pg.Pool
+  readonly db: Db
+  readonly statements: ReturnType<typeof prepareStatements>
+
+  constructor (pool: pg.Pool, db: Db, statements: ReturnType<typeof prepareStatements>) {
+    this.pool = pool
+    this.db = db
+    this.statements = statements
+  }
 
   async ping () {
     try {

@@ -63,7 +63,12 @@ export class SqliteConnection {
   // The journal time of the newest migration this build ships, for ping.
   readonly newestMigration = Math.max(...readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(migration => migration.folderMillis))
 
-  constructor (public connection: Database.Database, readonly reconnect?: () => Database.Database) {
+  connection: Database.Database
+  readonly reconnect: (() => Database.Database) | undefined
+
+  constructor (connection: Database.Database, reconnect?: () => Database.Database) {
+    this.connection = connection
+    this.reconnect = reconnect
     this.db = drizzle({ client: connection })
     this.statements = prepareStatements(this.db)
     this.checkpoints = setInterval(() => {

@@ -1,7 +1,10 @@
 /** A unique value (email or username) is already held by another user. */
 export class DuplicateValueError extends Error {
-  constructor (readonly field: 'email' | 'username') {
+  readonly field: 'email' | 'username'
+
+  constructor (field: 'email' | 'username') {
     super(`${field} already taken`)
+    this.field = field
     this.name = 'DuplicateValueError'
   }
 }
