@@ -56,6 +56,19 @@ test('a pool starts its threads with its first tasks, never more than it needs',
   t.ok(threads() > afterOne, 'a second once two tasks came together')
 })
 
+test('a thread has its next task at hand: it goes on while the event loop is busy', async (t) => {
+  const pool = createHashingPool({ size: 1 })
+  t.teardown(() => pool.close())
+  await pool.run({ op: 'hash', password: 'the thread is up', options: ARGON2ID_OPTIONS })
+  const answered: string[] = []
+  const taken = ['first', 'second'].map((password) => pool.run({ op: 'hash', password, options: ARGON2ID_OPTIONS }).then(() => { answered.push(password) }))
+  // The event loop sleeps (as if busy with requests) for far longer than two hashes take.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.same(answered, ['first', 'second'], 'both answers were waiting: the second was not handed over after the first answer was read')
+  await Promise.all(taken)
+})
+
 test('a closed pool refuses work', async (t) => {
   const pool = createHashingPool({ size: 1 })
   await pool.close()
