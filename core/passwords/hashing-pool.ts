@@ -126,8 +126,9 @@ export interface HashingPoolOptions {
 /**
  * Tasks a thread holds at once: the one it runs and the next, posted ahead so that it starts the moment
  * the first ends. Handed over one at a time, the next task waited for the event loop to read the
- * answer and post it, a request's worth of work while logins keep it busy: the hashing threads stood
- * idle for 12% of a core under a login flood (issue 23, measured per thread in /proc).
+ * answer and post it, a request's worth of work while logins keep it busy. Under a login flood 12% of
+ * a core stood idle on the two cores; with the next task at hand the service took 6 points of it
+ * (issue 23, CPU per thread from /proc).
  */
 const TASKS_PER_THREAD = 2
 

@@ -9,7 +9,7 @@ import type { SqliteConnection } from './connection.js'
 export function eventsQueries (c: SqliteConnection): SecurityEventsStore {
   return {
     async recordSecurityEvent (event: NewSecurityEvent) {
-      c.run(() => c.db.insert(securityEvents).values({ ...event, detail: encodeDetail(event.detail) }).run())
+      c.run(() => c.statements.insertSecurityEvent.run({ ...event, detail: encodeDetail(event.detail), actorId: event.actorId ?? null }))
     },
 
     async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
-import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
+import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
 export const SESSION_ROW_GRACE_MS = 60_000
@@ -117,7 +117,27 @@ export function prepareStatements (db: Db) {
     revocationsAfter: db.select().from(revocations)
       .where(and(gt(revocations.seq, placeholder('afterSeq')), or(gte(revocations.revokedAt, sql`${placeholder('since')}`), isNull(revocations.sessionId))))
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare(),
-    highestStatusIndex: db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes).prepare()
+    highestStatusIndex: db.select({ highest: max(sessionStatusIndexes.statusIndex) }).from(sessionStatusIndexes).prepare(),
+    // Every login reads the user's TOTP, claims a status index and writes an event: built and compiled
+    // once, not per login (their drizzle builds and SQLite compiles took a quarter of a login's event-loop
+    // time, issue 23).
+    totpByUser: db.select().from(totpCredentials).where(eq(totpCredentials.userId, placeholder('userId'))).prepare(),
+    // An index that a revoked session's bit still sets (a revocations row) is not taken. SQL as written:
+    // drizzle builds no INSERT … SELECT without a FROM.
+    claimStatusIndex: db.$client.prepare<{ statusIndex: number, sessionId: string }>(`insert into session_status_indexes (status_index, session_id)
+      select @statusIndex, @sessionId where not exists (select 1 from revocations where status_index = @statusIndex)
+      on conflict (status_index) do nothing`),
+    insertSecurityEvent: db.insert(securityEvents).values({
+      type: placeholder('type'),
+      userId: placeholder('userId'),
+      sessionId: placeholder('sessionId'),
+      ip: placeholder('ip'),
+      userAgent: placeholder('userAgent'),
+      requestId: placeholder('requestId'),
+      detail: placeholder('detail'),
+      createdAt: placeholder('createdAt'),
+      actorId: placeholder('actorId')
+    }).prepare()
   }
 }
 

@@ -23,7 +23,7 @@ export function secondFactorsQueries (c: SqliteConnection): SecondFactorsStore {
     },
 
     async findTotp (userId: number) {
-      return c.run(() => c.db.select().from(totpCredentials).where(eq(totpCredentials.userId, userId)).get())
+      return c.run(() => c.statements.totpByUser.get({ userId }))
     },
 
     async confirmTotp (userId: number, step: number, recoveryCodeHashes: string[], now: Date) {

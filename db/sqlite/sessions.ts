@@ -112,9 +112,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     },
 
     async claimStatusIndex (sessionId: string, statusIndex: number) {
-      return c.run(() => c.db.run(sql`insert into session_status_indexes (status_index, session_id)
-        select ${statusIndex}, ${sessionId} where not exists (select 1 from revocations where status_index = ${statusIndex})
-        on conflict (status_index) do nothing`).changes > 0)
+      return c.run(() => c.statements.claimStatusIndex.run({ statusIndex, sessionId }).changes > 0)
     },
 
     async highestStatusIndex () {
