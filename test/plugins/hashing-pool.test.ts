@@ -56,14 +56,25 @@ test('a pool starts its threads with its first tasks, never more than it needs',
   t.ok(threads() > afterOne, 'a second once two tasks came together')
 })
 
-test('a thread has its next task at hand: it goes on while the event loop is busy', async (t) => {
+test('a thread has its next task at hand: it goes on while the event loop is busy', { skip: process.platform !== 'linux' && 'the thread watched in /proc' }, async (t) => {
+  const statOf = (thread: string) => readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').split(') ')[1].split(' ')
+  const before = new Set(readdirSync('/proc/self/task'))
   const pool = createHashingPool({ size: 1 })
   t.teardown(() => pool.close())
   await pool.run({ op: 'hash', password: 'the thread is up', options: ARGON2ID_OPTIONS })
+  const [thread] = readdirSync('/proc/self/task').filter((id) => !before.has(id) && Number(statOf(id)[16]) === 19)
+  const cpuTicks = () => Number(statOf(thread)[11]) + Number(statOf(thread)[12])
+  const ticksBefore = cpuTicks()
   const answered: string[] = []
   const taken = ['first', 'second'].map((password) => pool.run({ op: 'hash', password, options: ARGON2ID_OPTIONS }).then(() => { answered.push(password) }))
-  // The event loop sleeps (as if busy with requests) for far longer than two hashes take.
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000)
+  // The event loop sleeps, as if busy with requests, until the thread has worked and then gone idle
+  // (twice in a row, 50 ms apart): a thread at SCHED_IDLE on a busy machine may take a while.
+  const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+  let idleChecks = 0
+  for (const deadline = Date.now() + 60_000; idleChecks < 2 && Date.now() < deadline;) {
+    sleep(50)
+    idleChecks = cpuTicks() > ticksBefore && statOf(thread)[0] === 'S' ? idleChecks + 1 : 0
+  }
   await new Promise((resolve) => setImmediate(resolve))
   t.same(answered, ['first', 'second'], 'both answers were waiting: the second was not handed over after the first answer was read')
   await Promise.all(taken)
