@@ -75,7 +75,7 @@ function measured (build: Build, index: number): Measured {
   return { build, bench, services, used }
 }
 
-/** The largest RSS of the services a scenario loaded, read right after its last round: the issue's "after load, in every scenario". */
+/** The largest RSS of the services a scenario loaded of one build, read right after that build's own last load in it: the issue's "after load, in every scenario". */
 async function rssAfterScenario ({ services, used }: Measured): Promise<number | undefined> {
   const figures = await Promise.all([...used].map(async (name) => (await services.get(name))?.running.rssMb() ?? Number.NaN))
   return figures.length === 0 ? undefined : Math.max(...figures)
@@ -152,9 +152,11 @@ function roundSteps (scenario: Scenario, round: number): Step[] {
 async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
   const baselineRuns: Measurement[][] = builds.map(() => [])
   const targetRuns: Measurement[][] = builds.map(() => [])
+  const rss: Array<number | undefined> = builds.map(() => undefined)
   for (const { used } of builds) used.clear()
   for (let round = 0; round < rounds; round++) {
-    for (const { side, build } of roundSteps(scenario, round)) {
+    const steps = roundSteps(scenario, round)
+    for (const [index, { side, build }] of steps.entries()) {
       const measurement = await scenario[side].measure(builds[build].bench)
       if (side === 'target') targetRuns[build].push(measurement)
       else if (scenario.baseline.shared === true) baselineRuns.forEach((runs) => runs.push(measurement))
@@ -162,9 +164,13 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
       const of = side === 'target' || scenario.baseline.shared !== true ? ` (${builds[build].build.label})` : ''
       const alongside = measurement.alongside === undefined ? '' : `; ${measurement.alongside.label} alongside: ${measurement.alongside.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.alongside.p99} ms`
       log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors${alongside}`)
+      // Each build's RSS right after its own last load, so that every build is read as soon after its
+      // load as the others: read at the end, the build measured last still held the work in flight (two
+      // Argon2id hashes, 38 MB, after a login row) while the others had long finished theirs.
+      const ownStep = (step: Step) => step.build === build && (step.side === 'target' || scenario.baseline.shared !== true)
+      if (round === rounds - 1 && ownStep(steps[index]) && !steps.slice(index + 1).some(ownStep)) rss[build] = await rssAfterScenario(builds[build])
     }
   }
-  const rss = await Promise.all(builds.map(rssAfterScenario))
   const [change, ...bases] = builds.map((_build, index) => judge(scenario, baselineRuns[index], targetRuns[index], rss[index]))
   return {
     ...change,
