@@ -152,7 +152,9 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
     const tasks: Queued[] = []
     held.set(worker, tasks)
     worker.on('message', ({ id, result, error }: { id: number, result?: string | boolean, error?: string }) => {
-      tasks.splice(tasks.findIndex((task) => task.id === id), 1)
+      // A thread answers its tasks in the order it got them: this is the first it holds.
+      const answered = tasks.findIndex((task) => task.id === id)
+      if (answered !== -1) tasks.splice(answered, 1)
       const task = pending.get(id)
       pending.delete(id)
       if (error === undefined) task?.resolve(result as string | boolean)
@@ -160,7 +162,8 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
       dispatch(worker)
     })
     // A thread that dies fails the task it ran, never the process; the one posted ahead has not
-    // started and goes back to the queue's head; a fresh thread takes their place.
+    // started and goes back to the queue's head; a fresh thread takes their place (while closing too,
+    // if tasks wait: close() lets the work it took finish).
     worker.on('error', (error) => {
       held.delete(worker)
       const [running, ...ahead] = tasks
@@ -169,7 +172,7 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
         pending.delete(running.id)
       }
       queue.unshift(...ahead)
-      if (!closed) dispatch(spawnWorker())
+      if (!closed || queue.length > 0) dispatch(spawnWorker())
     })
     return worker
   }
