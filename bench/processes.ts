@@ -112,6 +112,7 @@ async function startProcess (args: string[], environment: Record<string, string>
   }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
+  child.once('exit', () => log?.end())
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve(message.port))
     child.once('exit', (code) => reject(new Error(`${args.at(-1)} exited (${code}) before listening:\n${output}`)))

@@ -156,6 +156,13 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
   for (const { used } of builds) used.clear()
   for (let round = 0; round < rounds; round++) {
     const steps = roundSteps(scenario, round)
+    // Where each build's own last load of the round is (its target, or its own baseline; a shared
+    // baseline loads none of its services): its RSS is read right after it in the last round, so that
+    // every build is read as soon after its load as the others. Read at the end, the build measured last
+    // still held its work in flight (two Argon2id hashes, 38 MB, after a login row) while the others
+    // had long finished theirs.
+    const lastLoad = new Map<number, number>()
+    steps.forEach((step, index) => { if (step.side === 'target' || scenario.baseline.shared !== true) lastLoad.set(step.build, index) })
     for (const [index, { side, build }] of steps.entries()) {
       const measurement = await scenario[side].measure(builds[build].bench)
       if (side === 'target') targetRuns[build].push(measurement)
@@ -164,11 +171,7 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
       const of = side === 'target' || scenario.baseline.shared !== true ? ` (${builds[build].build.label})` : ''
       const alongside = measurement.alongside === undefined ? '' : `; ${measurement.alongside.label} alongside: ${measurement.alongside.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.alongside.p99} ms`
       log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors${alongside}`)
-      // Each build's RSS right after its own last load, so that every build is read as soon after its
-      // load as the others: read at the end, the build measured last still held the work in flight (two
-      // Argon2id hashes, 38 MB, after a login row) while the others had long finished theirs.
-      const ownStep = (step: Step) => step.build === build && (step.side === 'target' || scenario.baseline.shared !== true)
-      if (round === rounds - 1 && ownStep(steps[index]) && !steps.slice(index + 1).some(ownStep)) rss[build] = await rssAfterScenario(builds[build])
+      if (round === rounds - 1 && lastLoad.get(build) === index) rss[build] = await rssAfterScenario(builds[build])
     }
   }
   const [change, ...bases] = builds.map((_build, index) => judge(scenario, baselineRuns[index], targetRuns[index], rss[index]))

@@ -194,9 +194,10 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
   /** Where a new task goes: an idle thread, else a new one (up to `size`), else one with room ahead. */
   function threadFor (): Worker | undefined {
     let emptiest: Worker | undefined
+    let fewest = TASKS_PER_THREAD
     for (const [worker, tasks] of held) {
       if (tasks.length === 0) return worker
-      if (tasks.length < TASKS_PER_THREAD && (emptiest === undefined || tasks.length < (held.get(emptiest) as Queued[]).length)) emptiest = worker
+      if (tasks.length < fewest) [emptiest, fewest] = [worker, tasks.length]
     }
     return held.size < size ? spawnWorker() : emptiest
   }
