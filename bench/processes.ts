@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const READY_SIGNAL = fileURLToPath(new URL('./ready-signal.mjs', import.meta.url))
 const HELLO_WORLD = fileURLToPath(new URL('./hello-world.mjs', import.meta.url))
+const SIGNING_FLOOR = fileURLToPath(new URL('./signing-floor.mjs', import.meta.url))
 const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
 
 /** The V8 flags `npm start` runs the service with (package.json's config.nodeFlags), read from the build's own package.json. */
@@ -77,8 +78,17 @@ function serviceFlags (): string[] {
 
 /** The ceiling: a bare Fastify hello-world in its own process. */
 export function startHelloWorld (profileDir?: string): Promise<Running> {
+  return startReference(HELLO_WORLD, profileDir)
+}
+
+/** The floor of a refresh: hello-world that signs one access token a request, as the service does. */
+export function startSigningFloor (profileDir?: string): Promise<Running> {
+  return startReference(SIGNING_FLOOR, profileDir)
+}
+
+function startReference (script: string, profileDir?: string): Promise<Running> {
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  return startProcess([...profile, HELLO_WORLD], {})
+  return startProcess([...profile, script], {})
 }
 
 /** Raw Argon2id hashes per second at the service's parameters, in a process of its own. */

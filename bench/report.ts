@@ -78,6 +78,13 @@ export function toMarkdown ({ date, machine, settings, builds, load, scenarios, 
     lines.push('', `${title}: the ${alongside.label} run alongside got ${figure(alongside.requestsPerSecond)} req/s, p99 ${figure(alongside.p99)} ms` +
       (baseAlongside === undefined ? '.' : ` (base: ${figure(baseAlongside.requestsPerSecond)} req/s, p99 ${figure(baseAlongside.p99)} ms).`))
   }
+  const floor = scenarios.find((scenario) => scenario.id === 'signing-floor')
+  const refreshes = scenarios.filter((scenario) => scenario.id.startsWith('refresh-'))
+  if (floor !== undefined && refreshes.length > 0) {
+    const share = ({ ratio }: BuildResult) => figure(ratio / floor.ratio, 2)
+    lines.push('', `The signing floor ran at ${figure(floor.ratio, 2)} of hello-world: a refresh signs the same token and does more, so no refresh ratio can pass it. ` +
+      refreshes.map((refresh) => `${refresh.title.split(' (')[0]} reached ${share(refresh)} of the floor's ratio${refresh.base === undefined ? '' : ` (base ${share(refresh.base)})`}`).join('; ') + '.')
+  }
   const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
   if (perCore.length > 0) {
     lines.push('', `| per core (this machine has ${machine.cpus} cores; the event loop is one, the hashing threads one per core) | per second per core | reference | goal | met |${base === undefined ? '' : ' base |'}`,

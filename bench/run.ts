@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CONNECTIONS, logIn, signUpOnce, spreadUsers, type Measurement, type Session, type Timing } from './load.js'
 import { OAuthBrowser, offlineTokensOf, seedOAuthClients, type AppTokens } from './oauth.js'
-import { startHelloWorld, startService, type Running } from './processes.js'
+import { startHelloWorld, startService, startSigningFloor, type Running } from './processes.js'
 import { changeBuild, prepareBaseBuild, type Build } from './builds.js'
 import { DEFAULT_MAX_LOAD, oneMinuteLoad, quietMachine, SETTLE_WAIT_MS } from './machine.js'
 import { RSS_GOAL_MB, toMarkdown, toSvg, type BuildResult, type ProcessResult, type Results, type ScenarioResult } from './report.js'
@@ -41,6 +41,7 @@ const settleWaitMs = process.env.BENCH_SETTLE_SECONDS === undefined ? SETTLE_WAI
 const workDir = mkdtempSync(join(tmpdir(), 'account-bench-'))
 const started: Running[] = []
 let hello: Promise<Running> | undefined
+let signingFloor: Promise<Running> | undefined
 
 async function track (running: Promise<Running>): Promise<Running> {
   started.push(await running)
@@ -62,6 +63,7 @@ function measured (build: Build, index: number): Measured {
   const bench: Bench = {
     timing,
     hello: () => (hello ??= track(startHelloWorld())),
+    signingFloor: () => (signingFloor ??= track(startSigningFloor())),
     service: (name) => {
       used.add(name)
       let service = services.get(name)
@@ -144,7 +146,7 @@ function roundSteps (scenario: Scenario, round: number): Step[] {
   const steps: Step[] = scenario.baseline.shared === true ? [{ side: 'baseline', build: 0 }] : []
   builds.forEach((_build, index) => {
     if (scenario.baseline.shared !== true) steps.push({ side: 'baseline', build: index })
-    steps.push({ side: 'target', build: index })
+    if (scenario.target.shared !== true || index === 0) steps.push({ side: 'target', build: index })
   })
   return round % 2 === 0 ? steps : steps.reverse()
 }
@@ -157,18 +159,18 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
   for (let round = 0; round < rounds; round++) {
     const steps = roundSteps(scenario, round)
     // Where each build's own last load of the round is (its target, or its own baseline; a shared
-    // baseline loads none of its services): its RSS is read right after it in the last round, so that
+    // side loads none of its services): its RSS is read right after it in the last round, so that
     // every build is read as soon after its load as the others. Read at the end, the build measured last
     // still held its work in flight (two Argon2id hashes, 38 MB, after a login row) while the others
     // had long finished theirs.
     const lastLoad = new Map<number, number>()
-    steps.forEach((step, index) => { if (step.side === 'target' || scenario.baseline.shared !== true) lastLoad.set(step.build, index) })
+    steps.forEach((step, index) => { if (scenario[step.side].shared !== true) lastLoad.set(step.build, index) })
     for (const [index, { side, build }] of steps.entries()) {
       const measurement = await scenario[side].measure(builds[build].bench)
-      if (side === 'target') targetRuns[build].push(measurement)
-      else if (scenario.baseline.shared === true) baselineRuns.forEach((runs) => runs.push(measurement))
-      else baselineRuns[build].push(measurement)
-      const of = side === 'target' || scenario.baseline.shared !== true ? ` (${builds[build].build.label})` : ''
+      const runs = side === 'target' ? targetRuns : baselineRuns
+      if (scenario[side].shared === true) runs.forEach((ofBuild) => ofBuild.push(measurement))
+      else runs[build].push(measurement)
+      const of = scenario[side].shared !== true ? ` (${builds[build].build.label})` : ''
       const alongside = measurement.alongside === undefined ? '' : `; ${measurement.alongside.label} alongside: ${measurement.alongside.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.alongside.p99} ms`
       log(`${scenario.id} round ${round + 1} ${side}${of}: ${measurement.requestsPerSecond.toFixed(0)} req/s, p99 ${measurement.p99} ms, ${measurement.errors} errors${alongside}`)
       if (round === rounds - 1 && lastLoad.get(build) === index) rss[build] = await rssAfterScenario(builds[build])

@@ -25,6 +25,8 @@ export interface Service {
 export interface Bench {
   timing: Timing
   hello: () => Promise<Running>
+  /** Hello-world that signs one access token a request: the floor of a refresh. */
+  signingFloor: () => Promise<Running>
   service: (name: ServiceName) => Promise<Service>
 }
 
@@ -32,8 +34,8 @@ export interface Side {
   label: string
   measure: (bench: Bench) => Promise<Measurement>
   /**
-   * The side measures nothing of a build (hello-world, the raw hash rate): with a base build in the
-   * run it is measured once a round for both; any other baseline is measured on each build.
+   * The side measures nothing of a build (hello-world, the raw hash rate, the signing floor): with a
+   * base build in the run it is measured once a round for both; any other side is measured on each build.
    */
   shared?: boolean
 }
@@ -239,6 +241,22 @@ export const scenarios: Scenario[] = [
     target: statusListReads('header', 'status list'),
     compare: 'throughput',
     goal: 0.5
+  },
+  {
+    // No goal of its own: the refresh rows' ceiling, measured in the same rounds (a refresh signs
+    // the same token and does more), so that what they miss by can be told from what signing costs.
+    id: 'signing-floor',
+    title: 'the floor of a refresh: hello-world that signs one EdDSA access token a request (fast-jwt, no store)',
+    baseline: helloWorld,
+    target: {
+      label: 'signing floor',
+      shared: true,
+      measure: async (bench) => {
+        const { url } = await bench.signingFloor()
+        return await measure(() => ({ url, requests: [{ method: 'POST', path: '/' }] }), bench.timing)
+      }
+    },
+    compare: 'throughput'
   },
   {
     id: 'refresh-a',
