@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
@@ -66,4 +66,25 @@ t.test('a changed source is built into a new folder, and the previous build stay
   await build(root)
   t.equal(builds(root).length, 2, 'older builds are removed: the current one and the one before stay')
   t.notOk(existsSync(previous), 'the oldest build is gone')
+})
+
+t.test('the bundle holds only Latin-1 characters, and text beyond it still reads the same', async (t) => {
+  // V8 keeps a script's source in two bytes a character when one character is beyond Latin-1: a dash
+  // in a dependency's comment doubled the service's bundle in memory (scripts/build.mjs, latin1Only).
+  const root = project(t)
+  writeFileSync(join(root, 'core', 'greeting.ts'), [
+    'export class Greeter {',
+    '  /** Bits 64–71 — the reserved ones. */',
+    "  greet (): string { return 'héllo — 64–71 ✓' }",
+    '}',
+    'export const greeting = new Greeter().greet()',
+    ''
+  ].join('\n'))
+  await build(root)
+  t.equal(await serve(root), 'héllo — 64–71 ✓', 'strings are unchanged')
+  const folder = join(root, 'dist', 'start')
+  for (const file of readdirSync(folder).filter((name) => name.endsWith('.js'))) {
+    const beyond = [...readFileSync(join(folder, file), 'utf8')].filter((character) => character.codePointAt(0)! > 0xff)
+    t.same(beyond, [], `${file} has no character beyond Latin-1`)
+  }
 })
