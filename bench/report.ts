@@ -25,6 +25,7 @@ export interface ScenarioResult extends BuildResult {
   id: string
   title: string
   compare: Scenario['compare']
+  boundedBy?: Scenario['boundedBy']
   base?: BuildResult & { build: string }
 }
 
@@ -78,12 +79,12 @@ export function toMarkdown ({ date, machine, settings, builds, load, scenarios, 
     lines.push('', `${title}: the ${alongside.label} run alongside got ${figure(alongside.requestsPerSecond)} req/s, p99 ${figure(alongside.p99)} ms` +
       (baseAlongside === undefined ? '.' : ` (base: ${figure(baseAlongside.requestsPerSecond)} req/s, p99 ${figure(baseAlongside.p99)} ms).`))
   }
-  const floor = scenarios.find((scenario) => scenario.id === 'signing-floor')
-  const refreshes = scenarios.filter((scenario) => scenario.id.startsWith('refresh-'))
-  if (floor !== undefined && refreshes.length > 0) {
-    const share = ({ ratio }: BuildResult) => figure(ratio / floor.ratio, 2)
-    lines.push('', `The signing floor ran at ${figure(floor.ratio, 2)} of hello-world: a refresh signs the same token and does more, so no refresh ratio can pass it. ` +
-      refreshes.map((refresh) => `${refresh.title.split(' (')[0]} reached ${share(refresh)} of the floor's ratio${refresh.base === undefined ? '' : ` (base ${share(refresh.base)})`}`).join('; ') + '.')
+  for (const { title, ratio, base: baseResult, boundedBy } of scenarios) {
+    const bound = scenarios.find((scenario) => scenario.id === boundedBy)
+    if (bound === undefined) continue
+    const share = (value: number, of: number) => figure(value / of, 2)
+    lines.push('', `${title}: ${share(ratio, bound.ratio)} of the ratio of "${bound.title}" (${figure(bound.ratio, 2)}), measured in the same rounds, ` +
+      `which does part of its work and nothing more${baseResult === undefined ? '' : ` (base: ${share(baseResult.ratio, bound.base?.ratio ?? bound.ratio)})`}.`)
   }
   const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
   if (perCore.length > 0) {

@@ -182,6 +182,7 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
     id: scenario.id,
     title: scenario.title,
     compare: scenario.compare,
+    boundedBy: scenario.boundedBy,
     base: bases.length === 0 ? undefined : { build: builds[1].build.label, ...bases[0] }
   }
 }
