@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify'
-import type * as client from 'openid-client'
+import * as client from 'openid-client'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../core/config.js'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { credentials, logIn, registerUser, type RegisteredUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink, type Mailbox } from '../fixtures/mailbox.js'
-import { addClient, authorizationRequest, authorizeInBrowser, browse, CookieJar, providerService, relyingParty } from '../fixtures/oauth.js'
+import { testClock } from '../fixtures/clock.js'
+import { addClient, authorizationRequest, authorizeInBrowser, browse, CookieJar, oauthErrorOf, providerService, REDIRECT_URI, relyingParty } from '../fixtures/oauth.js'
 
 /*
  * Findings 1 and 2 of the third review: the provider's browser session (oidc-provider's `_session`
@@ -121,4 +122,22 @@ t.test('a browser whose service session is still live keeps its single sign-on (
   const { steps, outcome } = await authorizeAgain(browser, providerCookiesOf(browser.jar))
   t.same(steps, [], 'no step at all: the app was allowed before')
   t.match(outcome, /[?&]code=/)
+})
+
+t.test('an app\'s refresh token ended by signing out everywhere stays refused once the revocation has left the revocation log\'s window', async (t) => {
+  const clock = testClock()
+  const { server, baseUrl } = await providerService(t, { clock })
+  const user = await registerUser(server, 'header')
+  const config = await relyingParty(baseUrl, await addClient(server, { grants: ['authorization_code', 'refresh_token'] }))
+  const request = await authorizationRequest(config, 'openid offline_access', { redirect_uri: REDIRECT_URI, prompt: 'consent' })
+  const callback = await authorizeInBrowser(baseUrl, new CookieJar(), request.url, { person: user })
+  const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state })
+  const other = await logIn(server, 'header', user)
+  t.equal((await server.inject({ method: 'POST', url: '/auth/logout-all', ...credentials('header', other) })).statusCode, 204)
+  t.equal(await oauthErrorOf(client.refreshTokenGrant(config, tokens.refresh_token as string)), 'invalid_grant', 'refused at once')
+
+  // The revocation set keeps a revocation for ACCESS_TOKEN_TTL (15 minutes) and 5 s: then it reads "live" for every session it does not hold.
+  clock.advance(16 * 60_000)
+  await server.revocations.catchUp()
+  t.equal(await oauthErrorOf(client.refreshTokenGrant(config, tokens.refresh_token as string)), 'invalid_grant', 'and still refused 16 minutes later')
 })
