@@ -42,6 +42,7 @@ export const EmailNotVerifiedError = createError('EMAIL_NOT_VERIFIED', 'Verify y
 export const CrossSiteRequestError = createError('CROSS_SITE_REQUEST', 'Cross-site requests carrying cookies are refused', 403)
 export const InteractionNotFoundError = createError('INTERACTION_NOT_FOUND', 'This sign-in for an app has expired or was opened in another browser; start again from the app', 400)
 export const InteractionStepError = createError<[string]>('INTERACTION_STEP', '%s', 409)
+export const FreshSignInRequiredError = createError('FRESH_SIGN_IN_REQUIRED', 'The app asks you to sign in again: enter your password or use a passkey', 401)
 export const UserNotFoundError = createError('USER_NOT_FOUND', 'The user does not exist', 404)
 export const SessionNotFoundError = createError('SESSION_NOT_FOUND', 'No such session of yours', 404)
 export const AppNotFoundError = createError('APP_NOT_FOUND', 'No app has access to your account with that client id', 404)

@@ -2,6 +2,7 @@ import type { OAuthModelRecord, OAuthStore } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import { hashClientSecret } from './clients.js'
 import type { GrantSessions } from './grant-sessions.js'
+import type { ProviderSessions } from './provider-sessions.js'
 
 /** oidc-provider's adapter interface (its docs: "adapter"), one instance per model name. */
 export interface ProviderAdapter {
@@ -18,6 +19,8 @@ export interface AdapterDependencies {
   store: OAuthStore
   grantSessions: GrantSessions
   clock: Clock
+  /** Ties each signed-in provider Session to its service session (core/oauth/provider-sessions.ts); without it, Sessions are tied to nothing. */
+  providerSessions?: Pick<ProviderSessions, 'liveSessionOf'>
 }
 
 /** What the adapter adds to a stored grant's payload: its session's status index (oidc-provider ignores the field). */
@@ -35,9 +38,11 @@ export const CLIENT_CACHE_MS = 5000
  * - a client's secret is stored as its hash (a registration hands the secret over in clear once);
  * - a grant lives as one of the user's sessions (core/oauth/grant-sessions.ts): saving a new grant
  *   starts it, a model of a grant whose session has ended is not found (so its refresh token, code or
- *   device code stops at once, on every instance), and revoking a grant ends the session.
+ *   device code stops at once, on every instance), and revoking a grant ends the session;
+ * - a provider Session signed in to an account is not found once the service session that signed it
+ *   in has ended: the browser is signed out of the provider too, on every instance.
  */
-export function createAdapterClass ({ store, grantSessions, clock }: AdapterDependencies): new (name: string) => ProviderAdapter {
+export function createAdapterClass ({ store, grantSessions, clock, providerSessions }: AdapterDependencies): new (name: string) => ProviderAdapter {
   const now = () => currentDate(clock)
   const clients = new Map<string, { payload: Record<string, unknown> | undefined, readAt: number }>()
 
@@ -46,6 +51,8 @@ export function createAdapterClass ({ store, grantSessions, clock }: AdapterDepe
     const { payload } = record
     const grantId = kind === 'Grant' ? record.id : payload.grantId
     if (typeof grantId === 'string' && !await grantSessions.isLive(grantId)) return undefined
+    if (kind === 'Session' && providerSessions !== undefined && typeof payload.accountId === 'string' &&
+      await providerSessions.liveSessionOf(String(payload.uid), payload.accountId) === undefined) return undefined
     return record.consumedAt === null ? payload : { ...payload, consumed: Math.floor(record.consumedAt.getTime() / 1000) }
   }
 

@@ -15,7 +15,11 @@ import { hashToken, newRandomToken } from '../tokens/random-token.js'
 export interface GrantSessions {
   /** Starts the grant's session and gives it a status index; resolves to the index (the adapter keeps it with the grant). */
   start (grant: { grantId: string, accountId: string, clientId: string, expiresAt: Date }): Promise<number>
-  /** Whether the grant's session still holds: false once revoked or ended with its user (the in-memory revocation set). */
+  /**
+   * Whether the grant's session still holds: false once revoked or ended with its user. The in-memory
+   * revocation set answers, and the store is asked at most every VERIFIED_FOR_MS per grant: the set
+   * forgets a revocation after ACCESS_TOKEN_TTL, and an app's refresh token outlives that.
+   */
   isLive (grantId: string): Promise<boolean>
   /** Ends the grant's session: its bit is set in the status list, its refresh tokens stop. */
   revoke (grantId: string): Promise<void>
@@ -32,13 +36,28 @@ export function isGrantSession (sessionId: string): boolean {
   return sessionId.startsWith(GRANT_SESSION_PREFIX)
 }
 
+/**
+ * How long the store's word that a grant's session is live stands while the revocation set holds no
+ * revocation of it. The set keeps each revocation for ACCESS_TOKEN_TTL and 5 s and then reads "live"
+ * (issue 33): a revocation made after a read younger than this is sure to be in the set.
+ */
+export const VERIFIED_FOR_MS = 5000
+
 export interface GrantSessionsDependencies {
-  store: Pick<AccountStore, 'startSession' | 'claimStatusIndex' | 'highestStatusIndex' | 'revokeFamily' | 'touchSession'>
+  store: Pick<AccountStore, 'startSession' | 'claimStatusIndex' | 'highestStatusIndex' | 'revokeFamily' | 'touchSession' | 'findSession' | 'listLiveSessions'>
   revocations: Pick<Revocations, 'sessionState'>
   clock: Clock
 }
 
 export function createGrantSessions ({ store, revocations, clock }: GrantSessionsDependencies): GrantSessions {
+  const verifiedAt = new Map<string, number>()
+
+  /** The store's answer (a live refresh token of the session), not the set's. */
+  async function liveInStore (sessionId: string, now: Date): Promise<boolean> {
+    const session = await store.findSession(sessionId)
+    return session !== undefined && (await store.listLiveSessions(session.userId, now)).some(live => live.id === sessionId)
+  }
+
   return {
     async start ({ grantId, accountId, clientId, expiresAt }) {
       const id = grantSessionId(grantId)
@@ -49,7 +68,17 @@ export function createGrantSessions ({ store, revocations, clock }: GrantSession
       return await assignRandomStatusIndex(store, id)
     },
     async isLive (grantId) {
-      return await revocations.sessionState(grantSessionId(grantId), currentDate(clock)) === 'live'
+      const id = grantSessionId(grantId)
+      const now = currentDate(clock)
+      if (await revocations.sessionState(id, now) !== 'live') return false
+      const verified = verifiedAt.get(id)
+      if (verified !== undefined && now.getTime() - verified < VERIFIED_FOR_MS) return true
+      const live = await liveInStore(id, now)
+      // Grants are few next to requests; a bound keeps a long-lived process from holding every grant ever.
+      if (verifiedAt.size >= 100_000) verifiedAt.clear()
+      if (live) verifiedAt.set(id, now.getTime())
+      else verifiedAt.delete(id)
+      return live
     },
     async revoke (grantId) {
       await store.revokeFamily(grantSessionId(grantId), currentDate(clock))

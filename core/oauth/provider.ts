@@ -12,6 +12,7 @@ import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { clientSecretMatches } from './clients.js'
 import type { GrantSessions } from './grant-sessions.js'
+import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
 import { structuredTokens } from './structured-tokens.js'
 import { deviceCodePage, deviceConfirmPage, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
 
@@ -56,6 +57,8 @@ export interface OAuthProviderDependencies {
   accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks'>
   statusLists: Pick<StatusLists, 'claim'>
   grantSessions: GrantSessions
+  /** Ties the provider's browser sessions to the service sessions that signed them in (core/oauth/provider-sessions.ts). */
+  providerSessions: ProviderSessions
   clock: Clock
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
@@ -113,8 +116,8 @@ function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<Interac
 }
 
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
-  const { store, accessTokens, statusLists, grantSessions, clock, log } = deps
-  const Adapter = createAdapterClass({ store, grantSessions, clock })
+  const { store, accessTokens, statusLists, grantSessions, providerSessions, clock, log } = deps
+  const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions })
   const statusIndexes = new Map<string, number>()
   const touches = new TouchThrottle()
 
@@ -171,6 +174,30 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     const error = new RouteNotFoundError(ctx.method, ctx.path)
     ctx.status = 404
     ctx.body = { statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message }
+  }
+
+  /**
+   * After a resume whose sign-in names its service session (routes/oauth/interactions.ts), the saved
+   * provider Session is bound to it, so it ends when that session does; after RP-initiated logout
+   * signed the browser out of the provider, the bound service session ends too, so the next sign-in
+   * asks for a credential rather than taking the service's leftover cookie.
+   */
+  async function tieSessions (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    await next()
+    const session = ctx.oidc?.session
+    if (session === undefined) return
+    const route = ctx.oidc.route
+    // oidc-provider marks a Session it destroyed (its session handler reads the mark; its types do not name it).
+    const destroyed = (session as unknown as { destroyed?: boolean }).destroyed === true
+    if (route === 'resume' || route === 'device_resume') {
+      const result = ctx.oidc.result as (Record<string, unknown> & { login?: unknown }) | undefined
+      const sessionId = result?.[SERVICE_SESSION_FIELD]
+      if (result?.login === undefined || typeof sessionId !== 'string' || session.accountId === undefined || destroyed) return
+      await providerSessions.bind(session.uid, { sessionId, accountId: session.accountId }, new Date(session.exp * 1000))
+    } else if (route === 'end_session_confirm' && destroyed) {
+      const requestId = ctx.get('x-request-id')
+      await providerSessions.end(session.uid, { ip: ctx.ip, userAgent: ctx.get('user-agent').slice(0, 512) || null, requestId: requestId === '' ? null : requestId })
+    }
   }
 
   function build ({ default: ProviderClass, interactionPolicy }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
@@ -287,6 +314,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
+    provider.use(tieSessions)
     provider.on('server_error', (_ctx: unknown, error: Error) => { log.error({ err: error }, 'OAuth provider error') })
     return provider
   }

@@ -3,9 +3,10 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Variant } from '../../core/config.js'
-import { AccountDisabledError, InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
+import { AccountDisabledError, FreshSignInRequiredError, InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
+import { SERVICE_SESSION_FIELD } from '../../core/oauth/provider-sessions.js'
 import { clientOf } from '../client.js'
-import { signedInUser } from '../guards.js'
+import { claimsOf, signedInUser } from '../guards.js'
 
 export interface InteractionRoutesOptions {
   apiPrefix: string
@@ -17,6 +18,19 @@ type Details = Awaited<ReturnType<Awaited<ReturnType<FastifyRequest['server']['o
 const PAGE = new URL('../pages/public/authorize.html', import.meta.url)
 const Uid = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) })
 const Next = Type.Object({ location: Type.String() })
+
+/**
+ * The earliest sign-in (seconds since the epoch) the interaction takes, when the app asked for a fresh
+ * one: prompt=login wants a sign-in made after the request (the interaction's creation), max_age one
+ * within that many seconds (oidc-provider trusts the sign-in it is given and checks neither again).
+ */
+function freshSignInSince (details: Details, nowSeconds: number): number | undefined {
+  const bounds: number[] = []
+  if (details.prompt.reasons.includes('login_prompt') && typeof details.iat === 'number') bounds.push(details.iat)
+  const maxAge = Number(details.params.max_age)
+  if (details.params.max_age !== undefined && Number.isSafeInteger(maxAge)) bounds.push(nowSeconds - maxAge)
+  return bounds.length === 0 ? undefined : Math.max(...bounds)
+}
 
 /**
  * The sign-in and consent of an app's authorization request, as the service's own page
@@ -62,7 +76,9 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
         200: Type.Object({
           prompt: Type.String(),
           client: Type.Object({ id: Type.String(), name: Type.String() }),
-          scopes: Type.Array(Type.String())
+          scopes: Type.Array(Type.String()),
+          /** The app asked for a fresh sign-in (prompt=login, max_age passed): the page asks for a credential, not for the session it has. */
+          freshSignIn: Type.Boolean()
         })
       }
     }
@@ -74,18 +90,25 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
     return {
       prompt: details.prompt.name,
       client: { id: clientId, name: client?.clientName ?? clientId },
-      scopes: String(details.params.scope ?? 'openid').split(' ').filter(scope => scope !== '')
+      scopes: String(details.params.scope ?? 'openid').split(' ').filter(scope => scope !== ''),
+      freshSignIn: details.prompt.name === 'login' && (details.prompt.reasons.includes('login_prompt') || details.prompt.reasons.includes('max_age'))
     }
   })
 
-  // Signed in through the service's API (the variant's access token): the interaction's account is that user.
+  // Signed in through the service's API (the variant's access token): the interaction's account is that user,
+  // signed in when the session last proved a credential (auth_time, max_age), and the provider's browser
+  // session is bound to this service session (it ends when this one does: core/oauth/provider-sessions.ts).
   fastify.post('/:uid/login', { schema: { hide: true, params: Uid, response: { 200: Next } }, onRequest: signedIn }, async (request, reply) => {
     const details = await detailsOf(request, reply)
     if (details.prompt.name !== 'login') throw new InteractionStepError('This step of the sign-in is not a sign-in')
     // Disabling revoked the user's sessions (the guard refuses them); an instance that has not yet followed the log still reads this.
     const user = await signedInUser(fastify.store, request)
     if (user.disabledAt !== null) throw new AccountDisabledError()
-    return await finish(request, reply, { login: { accountId: String(user.id) } })
+    const { sessionId } = claimsOf(request)
+    const authenticatedAt = Math.floor((await fastify.sessions.authenticatedAt(sessionId)).getTime() / 1000)
+    const since = freshSignInSince(details, Math.floor(fastify.clock.now() / 1000))
+    if (since !== undefined && authenticatedAt < since) throw new FreshSignInRequiredError()
+    return await finish(request, reply, { login: { accountId: String(user.id), ts: authenticatedAt }, [SERVICE_SESSION_FIELD]: sessionId })
   })
 
   fastify.post('/:uid/consent', {

@@ -190,8 +190,11 @@ async function start () {
   }
   await showProviders()
   if (await arrivedFromProvider()) return
-  // Cookie variant: someone already signed in to the service (the account console, a provider) goes straight on.
-  if (!HEADER_VARIANT) {
+  // Cookie variant: someone already signed in to the service (the account console, a provider) goes straight on,
+  // unless the app asked for a fresh sign-in (prompt=login, max_age): then the password or a passkey is asked again.
+  if (details.body.freshSignIn) {
+    say(messageOf($('#login-form')), `${details.body.client.name} asks you to sign in again.`)
+  } else if (!HEADER_VARIANT) {
     const answer = await step('login', {})
     if (answer.status === 200) return window.location.assign(answer.body.location)
   }
