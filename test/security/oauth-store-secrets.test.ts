@@ -233,3 +233,21 @@ t.test('the provider still works end to end: code and refresh, revocation, pushe
   t.ok(loggedOut.status < 400, `logout answered ${loggedOut.status}`)
   t.same((await stepsAsked(baseUrl, jar, config)).slice(0, 1), ['login'], 'after logout the browser signs in again')
 })
+
+t.test('a registration access token is not in the store: read from its row, it does not read the client; the one handed out does', async (t) => {
+  const { server, baseUrl } = await providerService(t, { env: { OAUTH_REGISTRATION_TOKEN: 'registration-token-0123456789' } })
+  const answer = await fetch(`${baseUrl}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer registration-token-0123456789' },
+    body: JSON.stringify({ client_name: 'Registered', redirect_uris: [REDIRECT_URI] })
+  })
+  t.equal(answer.status, 201)
+  const { registration_access_token: token, registration_client_uri: uri } = await answer.json() as { registration_access_token: string, registration_client_uri: string }
+  t.ok(token, 'a registration access token is handed out')
+  t.notOk(await storeHolds(server, token), 'it is nowhere in the store')
+  const read = (bearer: string) => fetch(uri, { headers: { authorization: `Bearer ${bearer}` } }).then(response => response.status)
+  for (const candidate of candidates(await server.store.listOAuthModels('RegistrationAccessToken', new Date()))) {
+    t.equal(await read(candidate), 401, 'a value read from its row reads nothing')
+  }
+  t.equal(await read(token), 200, 'the token handed out reads the client')
+})
