@@ -255,7 +255,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
     grantTtlSeconds: config.sessionMaxAgeSeconds,
     registrationToken: config.oauthRegistrationToken,
-    trustProxy: config.trustProxy !== false
+    trustProxy: config.trustProxy !== false,
+    signingKeyEncryptionKey: config.signingKeyEncryptionKey
   })
 
   await fastify.register(healthRoutes)

@@ -3,6 +3,7 @@ import { currentDate, type Clock } from '../clock.js'
 import { hashClientSecret } from './clients.js'
 import type { GrantSessions } from './grant-sessions.js'
 import type { ProviderSessions } from './provider-sessions.js'
+import { acceptsReference, givenPayload, isReference, referenceTo, storedId, storedPayload, storedUserCode } from './stored-ids.js'
 
 /** oidc-provider's adapter interface (its docs: "adapter"), one instance per model name. */
 export interface ProviderAdapter {
@@ -21,6 +22,8 @@ export interface AdapterDependencies {
   clock: Clock
   /** Ties each signed-in provider Session to its service session (core/oauth/provider-sessions.ts); without it, Sessions are tied to nothing. */
   providerSessions?: Pick<ProviderSessions, 'liveSessionOf'>
+  /** The interaction the current request resumes (oidc-provider's Provider.ctx): the one place a reference is found by (core/oauth/stored-ids.ts). */
+  requestInteraction?: () => Record<string, unknown> | undefined
 }
 
 /** What the adapter adds to a stored grant's payload: its session's status index (oidc-provider ignores the field). */
@@ -34,7 +37,8 @@ export const CLIENT_CACHE_MS = 5000
 
 /**
  * oidc-provider's models in the service's store (db/store/oauth.ts), so that every instance shares
- * clients, grants, codes, refresh tokens and the provider's sessions. Beyond storing, two rules:
+ * clients, grants, codes, refresh tokens and the provider's sessions. Beyond storing, three rules:
+ * - a model whose id is a secret is stored under the id's hash, its payload without it (core/oauth/stored-ids.ts);
  * - a client's secret is stored as its hash (a registration hands the secret over in clear once);
  * - a grant lives as one of the user's sessions (core/oauth/grant-sessions.ts): saving a new grant
  *   starts it, a model of a grant whose session has ended is not found (so its refresh token, code or
@@ -42,13 +46,14 @@ export const CLIENT_CACHE_MS = 5000
  * - a provider Session signed in to an account is not found once the service session that signed it
  *   in has ended: the browser is signed out of the provider too, on every instance.
  */
-export function createAdapterClass ({ store, grantSessions, clock, providerSessions }: AdapterDependencies): new (name: string) => ProviderAdapter {
+export function createAdapterClass ({ store, grantSessions, clock, providerSessions, requestInteraction = () => undefined }: AdapterDependencies): new (name: string) => ProviderAdapter {
   const now = () => currentDate(clock)
   const clients = new Map<string, { payload: Record<string, unknown> | undefined, readAt: number }>()
 
-  async function live (kind: string, record: OAuthModelRecord | undefined): Promise<Record<string, unknown> | undefined> {
+  /** The payload of a stored model for oidc-provider, with `id` (or, found otherwise, a reference to its row) and `restored` in it. */
+  async function live (kind: string, record: OAuthModelRecord | undefined, id?: string, restored: Record<string, unknown> = {}): Promise<Record<string, unknown> | undefined> {
     if (record === undefined) return undefined
-    const { payload } = record
+    const payload = givenPayload(kind, id ?? referenceTo(record.id), { ...record.payload, ...restored })
     const grantId = kind === 'Grant' ? record.id : payload.grantId
     if (typeof grantId === 'string' && !await grantSessions.isLive(grantId)) return undefined
     if (kind === 'Session' && providerSessions !== undefined && typeof payload.accountId === 'string' &&
@@ -82,7 +87,7 @@ export function createAdapterClass ({ store, grantSessions, clock, providerSessi
         }
         stored = { ...payload, [STATUS_INDEX_FIELD]: statusIndex }
       }
-      await store.upsertOAuthModel(this.kind, id, stored, expiresAt)
+      await store.upsertOAuthModel(this.kind, storedId(this.kind, id), storedPayload(this.kind, stored), expiresAt)
       if (this.kind === 'Client') clients.delete(id)
     }
 
@@ -97,11 +102,12 @@ export function createAdapterClass ({ store, grantSessions, clock, providerSessi
         clients.set(id, { payload, readAt: clock.now() })
         return payload
       }
-      return await live(this.kind, await store.findOAuthModel(this.kind, id, now()))
+      if (isReference(id) && !acceptsReference(id, requestInteraction())) return undefined
+      return await live(this.kind, await store.findOAuthModel(this.kind, storedId(this.kind, id), now()), id)
     }
 
     async findByUserCode (userCode: string) {
-      return await live(this.kind, await store.findOAuthModelByUserCode(this.kind, userCode, now()))
+      return await live(this.kind, await store.findOAuthModelByUserCode(this.kind, storedUserCode(userCode), now()), undefined, { userCode })
     }
 
     async findByUid (uid: string) {
@@ -109,11 +115,11 @@ export function createAdapterClass ({ store, grantSessions, clock, providerSessi
     }
 
     async consume (id: string) {
-      await store.consumeOAuthModel(this.kind, id, now())
+      await store.consumeOAuthModel(this.kind, storedId(this.kind, id), now())
     }
 
     async destroy (id: string) {
-      await store.destroyOAuthModel(this.kind, id)
+      await store.destroyOAuthModel(this.kind, storedId(this.kind, id))
       if (this.kind === 'Client') clients.delete(id)
     }
 

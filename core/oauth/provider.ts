@@ -117,7 +117,10 @@ function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<Interac
 
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
   const { store, accessTokens, statusLists, grantSessions, providerSessions, clock, log } = deps
-  const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions })
+  // oidc-provider's class once loaded: its Provider.ctx is the request under way (the adapter finds a reference only for its interaction).
+  let providerModule: typeof import('oidc-provider') | undefined
+  const requestInteraction = () => providerModule?.default.ctx?.oidc?.entities.Interaction as Record<string, unknown> | undefined
+  const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions, requestInteraction })
   const statusIndexes = new Map<string, number>()
   const touches = new TouchThrottle()
 
@@ -334,7 +337,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     if (built?.kid !== kid) {
       // Loaded on first use: the start stays quick, and Node 20 hears oidc-provider's "Unsupported runtime"
       // only when an app first signs in (never beside a setting's one-line refusal at start).
-      const provider = build(await import('oidc-provider'), keys)
+      providerModule = await import('oidc-provider')
+      const provider = build(providerModule, keys)
       built = { provider, callback: provider.callback(), kid }
     }
     return built.provider
