@@ -1,3 +1,5 @@
+import type { OutgoingWebhook } from './webhooks.js'
+
 /** One security event of an account (login, failure, lockout, change); see src/security-events.ts for the types. */
 export interface SecurityEventRecord {
   id: number
@@ -28,7 +30,8 @@ export interface SecurityEventSearch {
 
 /** The security events a user sees in their account, pruned after their retention. */
 export interface SecurityEventsStore {
-  recordSecurityEvent (event: NewSecurityEvent): Promise<void>
+  /** Stores the event and, in the same transaction, the webhook it sends (core/webhooks/types.ts): both or neither. */
+  recordSecurityEvent (event: NewSecurityEvent, webhook?: OutgoingWebhook): Promise<void>
   /** The user's events, newest first, `limit` at a time, older than the event `beforeId` when given. */
   listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }): Promise<SecurityEventRecord[]>
   /** Every user's events (and the admin actions), newest first, filtered by user and type. */
