@@ -40,7 +40,7 @@ export interface SecurityEventsDependencies {
  * change, revoked session, detected refresh-token reuse, re-authentication,
  * second factor turned on or off, wrong second-factor code, second factor locked (MFA_MAX_WRONG_CODES), recovery code used or renewed,
  * passkey added, removed or used to log in, and passkey counter regression (a cloned authenticator),
- * kept SECURITY_EVENT_RETENTION (pruned with the refresh tokens). With WEBHOOK_URL, the logins, ended
+ * kept SECURITY_EVENT_RETENTION (an admin's actions AUDIT_RETENTION; pruned with the refresh tokens). With WEBHOOK_URL, the logins, ended
  * sessions, password, second-factor and email changes are also written to the webhook outbox, in the event's
  * own transaction. The user sees
  * its own at GET /auth/security-events; an operator with `account-service events`.

@@ -1,6 +1,7 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import { prunableEvents } from '../security-event-rows.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { PostgresConnection } from './connection.js'
@@ -42,9 +43,9 @@ export function eventsQueries (c: PostgresConnection): SecurityEventsStore {
       return rows.map(decodeSecurityEvent)
     },
 
-    async pruneSecurityEvents (olderThan: Date, limit: number) {
+    async pruneSecurityEvents (olderThan: Date, limit: number, audit?: AuditRetention) {
       const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents)
-        .where(lt(securityEvents.createdAt, olderThan)).limit(limit).for('update', { skipLocked: true })
+        .where(prunableEvents(securityEvents, olderThan, audit)).limit(limit).for('update', { skipLocked: true })
       return c.run(() => c.transaction(async (tx) => (await tx.delete(securityEvents).where(inArray(securityEvents.id, prunable))).rowCount ?? 0))
     }
   }

@@ -1,6 +1,7 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import { prunableEvents } from '../security-event-rows.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { SqliteConnection } from './connection.js'
@@ -44,8 +45,8 @@ export function eventsQueries (c: SqliteConnection): SecurityEventsStore {
         .map(decodeSecurityEvent))
     },
 
-    async pruneSecurityEvents (olderThan: Date, limit: number) {
-      const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents).where(lt(securityEvents.createdAt, olderThan)).limit(limit)
+    async pruneSecurityEvents (olderThan: Date, limit: number, audit?: AuditRetention) {
+      const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents).where(prunableEvents(securityEvents, olderThan, audit)).limit(limit)
       return c.run(() => c.db.delete(securityEvents).where(inArray(securityEvents.id, prunable)).run().changes)
     }
   }
