@@ -152,7 +152,7 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
         await authentication.confirmPassword(user, password, client, sessionId)
       }
       // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
-      if (!await store.deleteUser(user.id, webhooks.userEvent('user.deleted')(user))) throw new UserNotFoundError()
+      if (!await store.deleteUser(user.id, webhooks.userEvent('user.deleted')?.(user))) throw new UserNotFoundError()
       webhooks.wake()
       log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
     },

@@ -170,7 +170,7 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     async deleteUser (actor, userId) {
       const user = await existing(userId)
       // user.deleted is written in the deletion's transaction: both or neither.
-      if (!await store.deleteUser(userId, webhooks.userEvent('user.deleted')(user))) throw new UserNotFoundError()
+      if (!await store.deleteUser(userId, webhooks.userEvent('user.deleted')?.(user))) throw new UserNotFoundError()
       webhooks.wake()
       // The user's own events went with it (ON DELETE CASCADE); this one is the admin's and stays.
       await record(actor, 'admin_user_deleted', null, { user_id: userId, email: user.email })

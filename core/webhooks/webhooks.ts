@@ -21,10 +21,10 @@ export interface Webhooks {
   emit (type: WebhookType, data: Record<string, unknown>): Promise<void>
   /**
    * A `user.*` event as the store writes it in the change's own transaction (createUser, updateUser,
-   * deleteUser): `data` is the user as the admin API shows it. Builds nothing without WEBHOOK_URL. The
-   * caller wakes the worker once the change is stored.
+   * deleteUser): `data` is the user as the admin API shows it. Undefined without WEBHOOK_URL (the store then
+   * writes the change alone). The caller wakes the worker once the change is stored.
    */
-  userEvent (type: UserWebhookType): WebhookOf<UserRecord>
+  userEvent (type: UserWebhookType): WebhookOf<UserRecord> | undefined
   /**
    * The event a security event maps to (WEBHOOK_OF_SECURITY_EVENT), if any, for the store to write with
    * the event (recordSecurityEvent): core/events/security-events.ts asks for every event it records.
@@ -103,7 +103,7 @@ export function createWebhooks ({ store, clock, log, presentUser }: WebhooksDepe
         log.error({ err: error, webhookType: type }, 'webhook event not written to the outbox')
       }
     },
-    userEvent: (type) => (user) => message(type, presentUser(user)),
+    userEvent: (type) => worker === undefined ? undefined : (user) => message(type, presentUser(user)),
     async ofSecurityEvent (eventType, { userId, sessionId }) {
       const type = WEBHOOK_OF_SECURITY_EVENT[eventType]
       if (type === undefined || userId === null || worker === undefined) return undefined

@@ -3,7 +3,7 @@ import { and, asc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
 import type { ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
 import { containsPattern } from '../user-search.js'
 import { refreshTokens, securityEvents, users } from './schema.js'
-import { logRevocations, firstRow, revokeTokens, voidMfaChallenges } from './queries.js'
+import { logRevocations, firstRow, revokeTokens, type Tx, voidMfaChallenges } from './queries.js'
 import type { SqliteConnection } from './connection.js'
 import { insertWebhook } from './webhooks.js'
 
@@ -11,10 +11,12 @@ import { insertWebhook } from './webhooks.js'
 export function usersQueries (c: SqliteConnection): UsersStore {
   return {
     async createUser (user: NewUser, webhook?: WebhookOf<UserRecord>) {
+      const insert = () => firstRow(c.statements.insertUser.all({ ...user, now: new Date() }))
+      if (webhook === undefined) return c.run(insert)
       // The user and its user.created event together (a prepared statement runs inside the transaction too).
       return c.run(() => c.db.transaction((tx) => {
-        const created = firstRow(c.statements.insertUser.all({ ...user, now: new Date() }))
-        insertWebhook(tx, webhook?.(created))
+        const created = insert()
+        insertWebhook(tx, webhook(created))
         return created
       }, { behavior: 'immediate' }))
     },
@@ -38,13 +40,12 @@ export function usersQueries (c: SqliteConnection): UsersStore {
     },
 
     async updateUser (id: number, changes: UserChanges, webhook?: WebhookOf<UserRecord>) {
+      // all(), not get(): see firstRow
+      const update = (db: Tx | typeof c.db) => db.update(users).set({ ...changes, updatedAt: new Date() }).where(eq(users.id, id)).returning().all()[0]
+      if (webhook === undefined) return c.run(() => update(c.db))
       return c.run(() => c.db.transaction((tx) => {
-        const updated = tx.update(users)
-          .set({ ...changes, updatedAt: new Date() })
-          .where(eq(users.id, id))
-          .returning()
-          .all()[0] // all(), not get(): see firstRow
-        if (updated !== undefined) insertWebhook(tx, webhook?.(updated))
+        const updated = update(tx)
+        if (updated !== undefined) insertWebhook(tx, webhook(updated))
         return updated
       }, { behavior: 'immediate' }))
     },

@@ -125,7 +125,7 @@ t.test('without WEBHOOK_URL nothing is written', async (t) => {
   t.equal(webhooks.enabled, false)
   await webhooks.emit('user.created', { id: 1 })
   t.equal(await webhooks.ofSecurityEvent('login', { userId: 1, sessionId: 's' }), undefined)
-  t.equal(webhooks.userEvent('user.created')(await store.createUser({ firstName: 'A', lastName: 'B', username: null, email: 'a@example.com', passwordHash: 'x' })), undefined)
+  t.equal(webhooks.userEvent('user.created'), undefined)
   t.equal(await store.countPendingWebhooks(), 0)
 })
 
