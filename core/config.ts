@@ -24,6 +24,8 @@ const EnvironmentSchema = Type.Object({
   SESSION_MAX_AGE: Duration('90d'),
   REAUTH_MAX_AGE: Duration('10m'),
   SECURITY_EVENT_RETENTION: Duration('90d'),
+  // The audit trail (admin actions) is kept a year: what an operator did is asked about long after the fact.
+  AUDIT_RETENTION: Duration('365d'),
   JWT_ISSUER: Type.String({ minLength: 1, default: 'account-service' }),
   JWT_AUDIENCE: Type.String({ minLength: 1, default: 'account-service' }),
   JWT_PRIVATE_KEY: Type.Optional(Type.String({ minLength: 1 })),
@@ -111,6 +113,8 @@ export interface Config {
   reauthMaxAgeSeconds: number
   /** How long security events are kept. */
   securityEventRetentionSeconds: number
+  /** How long the audit trail (admin actions) is kept: at least securityEventRetentionSeconds. */
+  auditRetentionSeconds: number
   /** Password hashes waiting for a hashing thread before new ones are refused (503 BUSY). */
   passwordHashQueueMax: number
   /** How many users the user cache keeps for GET /users/:id (least recently read go first); 0: none. */
@@ -235,6 +239,8 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
   if (reauthMaxAgeSeconds < 1) throw new ConfigError('Invalid setting: REAUTH_MAX_AGE must be at least 1 second')
   const securityEventRetentionSeconds = parseDurationSeconds(env.SECURITY_EVENT_RETENTION)
   if (securityEventRetentionSeconds < 1) throw new ConfigError('Invalid setting: SECURITY_EVENT_RETENTION must be at least 1 second')
+  const auditRetentionSeconds = parseDurationSeconds(env.AUDIT_RETENTION)
+  if (auditRetentionSeconds < securityEventRetentionSeconds) throw new ConfigError('Invalid setting: AUDIT_RETENTION must be at least SECURITY_EVENT_RETENTION')
   const statusListTtlSeconds = parseDurationSeconds(env.STATUS_LIST_TTL)
   if (statusListTtlSeconds < 1) throw new ConfigError('Invalid setting: STATUS_LIST_TTL must be at least 1 second')
   const windowSeconds = parseDurationSeconds(env.RATE_LIMIT_WINDOW)
@@ -287,6 +293,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
     sessionMaxAgeSeconds,
     reauthMaxAgeSeconds,
     securityEventRetentionSeconds,
+    auditRetentionSeconds,
     passwordHashQueueMax: env.PASSWORD_HASH_QUEUE_MAX,
     userCacheMax: env.USER_CACHE_MAX,
     passwordHashTargetMs: parseDurationMilliseconds(env.PASSWORD_HASH_TARGET),

@@ -217,7 +217,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   })
   await fastify.register(tokenPruning, {
     intervalSeconds: config.refreshTokenPruneSeconds,
-    securityEventRetentionSeconds: config.securityEventRetentionSeconds
+    securityEventRetentionSeconds: config.securityEventRetentionSeconds,
+    auditRetentionSeconds: config.auditRetentionSeconds
   })
   // After the store: plugins close in reverse order, so queued mail jobs finish before the store closes.
   await fastify.register(mailer, { mail: config.mail, nodeEnv: config.nodeEnv, sealingKey: config.signingKeyEncryptionKey })

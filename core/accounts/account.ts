@@ -75,8 +75,11 @@ export interface AccountDependencies {
   authentication: Pick<Authentication, 'confirmPassword'>
   loginThrottle: Pick<LoginThrottle, 'succeeded'>
   mfa: Pick<Mfa, 'afterPasswordReset'>
-  /** user.created, user.updated (a profile change without a new email: that one is the email_changed security event's), user.deleted. */
-  webhooks: Pick<Webhooks, 'emitUser'>
+  /**
+   * user.created, user.updated (a profile change without a new email: that one is the email_changed security event's),
+   * user.deleted: each written by the store in the change's own transaction.
+   */
+  webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
 }
 
 /**
@@ -91,9 +94,9 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
 
   const account: AccountLifecycle = {
     async register ({ password, ...fields }) {
-      const user = await store.createUser({ ...fields, passwordHash: await account.acceptNewPassword(password) })
+      const user = await store.createUser({ ...fields, passwordHash: await account.acceptNewPassword(password) }, webhooks.userEvent('user.created'))
+      webhooks.wake()
       account.sendVerificationMail(user)
-      await webhooks.emitUser('user.created', user)
       return user
     },
 
@@ -107,9 +110,9 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       // The email is how an account is recovered: changing it is what a session thief would do first.
       if (emailChanges) await sessions.requireFresh(sessionId)
       if (!emailChanges) {
-        const updated = await store.updateUser(user.id, changes)
+        const updated = await store.updateUser(user.id, changes, webhooks.userEvent('user.updated'))
         if (updated === undefined) throw new UserNotFoundError()
-        await webhooks.emitUser('user.updated', updated)
+        webhooks.wake()
         return {}
       }
 
@@ -149,9 +152,9 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
         await authentication.confirmPassword(user, password, client, sessionId)
       }
       // Its refresh tokens, sessions, mailed tokens and security events go with it (ON DELETE CASCADE).
-      if (!await store.deleteUser(user.id)) throw new UserNotFoundError()
+      if (!await store.deleteUser(user.id, webhooks.userEvent('user.deleted')?.(user))) throw new UserNotFoundError()
+      webhooks.wake()
       log.info({ event: 'account_deleted', userId: user.id, reqId: client.requestId }, 'account deleted')
-      await webhooks.emitUser('user.deleted', user)
     },
 
     sendVerificationMail (user) {

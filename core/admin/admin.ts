@@ -74,7 +74,7 @@ export interface AdminDependencies {
   mfa: Pick<Mfa, 'status'>
   mailer: Pick<Mailer, 'forOutbox' | 'wake'>
   /** user.deleted: a deleted user's own events are gone with it, so this one is sent here. */
-  webhooks: Pick<Webhooks, 'emitUser'>
+  webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
 }
 
 /**
@@ -169,10 +169,11 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
 
     async deleteUser (actor, userId) {
       const user = await existing(userId)
-      if (!await store.deleteUser(userId)) throw new UserNotFoundError()
+      // user.deleted is written in the deletion's transaction: both or neither.
+      if (!await store.deleteUser(userId, webhooks.userEvent('user.deleted')?.(user))) throw new UserNotFoundError()
+      webhooks.wake()
       // The user's own events went with it (ON DELETE CASCADE); this one is the admin's and stays.
       await record(actor, 'admin_user_deleted', null, { user_id: userId, email: user.email })
-      await webhooks.emitUser('user.deleted', user)
     },
 
     events: (search) => store.searchSecurityEvents(search)

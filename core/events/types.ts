@@ -14,6 +14,12 @@ export const SECURITY_EVENT_TYPES = [
 
 export type SecurityEventType = typeof SECURITY_EVENT_TYPES[number]
 
+/** An admin's actions: the audit trail, kept AUDIT_RETENTION (with every event that has an actor_id). */
+export const ADMIN_ACTION_TYPES: readonly SecurityEventType[] = [
+  'admin_user_created', 'account_disabled', 'account_enabled', 'admin_sessions_revoked', 'admin_mfa_reset',
+  'admin_user_deleted', 'role_changed', 'users_imported'
+]
+
 /** Who made a request, as events and sessions record it. */
 export interface Client {
   ip: string | null

@@ -68,13 +68,13 @@ export interface Identities {
 }
 
 export interface IdentitiesDependencies {
-  store: Pick<AccountStore, 'findIdentity' | 'findUserById' | 'findUserByEmail' | 'createUserWithIdentity' | 'markEmailVerified' |
+  store: Pick<AccountStore, 'findIdentity' | 'findUserById' | 'findUserByEmail' | 'createUserWithIdentity' |
     'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'listIdentities' | 'unlinkIdentity'>
   clock: Clock
   sessions: Pick<Sessions, 'start' | 'requireFresh'>
   securityEvents: Pick<SecurityEvents, 'record'>
-  /** user.created for an account a provider sign-in makes. */
-  webhooks: Pick<Webhooks, 'emitUser'>
+  /** user.created for an account a provider sign-in makes, written with the account. */
+  webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
   account: Pick<AccountLifecycle, 'proveAddress'>
   mfa: Pick<Mfa, 'isRequired' | 'challenge'>
   mailer: Pick<Mailer, 'enqueue'>
@@ -123,13 +123,12 @@ export function createIdentities ({ store, clock, sessions, securityEvents, acco
       const username = variant === 'cookie' ? candidateUsername(claims.preferredUsername, claims.email, attempt) : null
       try {
         const now = currentDate(clock)
-        const user = await store.createUserWithIdentity({ ...names, username, email: claims.email, passwordHash: null },
-          { provider, subject: claims.subject, email: claims.email }, now)
-        await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, new_account: true } })
-        // Only a verified email makes an account (accountFor): the provider proved the address.
-        await store.markEmailVerified(user.id, claims.email, now)
-        const created = await store.findUserById(user.id) ?? user
-        await webhooks.emitUser('user.created', created)
+        // Only a verified email makes an account (accountFor): the provider proved the address. The account, its
+        // identity and its user.created event are written in one transaction.
+        const created = await store.createUserWithIdentity({ ...names, username, email: claims.email, passwordHash: null, emailVerified: true },
+          { provider, subject: claims.subject, email: claims.email }, now, webhooks.userEvent('user.created'))
+        webhooks.wake()
+        await securityEvents.record('identity_linked', client, { userId: created.id, detail: { provider, email: claims.email, new_account: true } })
         return created
       } catch (error) {
         if (error instanceof DuplicateValueError && error.field === 'username' && attempt + 1 < USERNAME_ATTEMPTS) continue

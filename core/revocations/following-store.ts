@@ -41,8 +41,8 @@ export function followingStore (store: AccountStore, follower: RevocationFollowe
       if (changed.user !== undefined || changed.sessionsEnded > 0) await afterRevocation()
       return changed
     },
-    async updateUser (id, changes) {
-      const updated = await store.updateUser(id, changes)
+    async updateUser (id, changes, webhook) {
+      const updated = await store.updateUser(id, changes, webhook)
       // The database logged the change of the user's shown fields: this instance drops its copy before answering.
       if (updated !== undefined) await afterRevocation()
       return updated
@@ -52,8 +52,8 @@ export function followingStore (store: AccountStore, follower: RevocationFollowe
       if (ended !== undefined && ended > 0) await afterRevocation()
       return ended
     },
-    async deleteUser (id) {
-      const deleted = await store.deleteUser(id)
+    async deleteUser (id, webhook) {
+      const deleted = await store.deleteUser(id, webhook)
       await afterRevocation()
       return deleted
     },

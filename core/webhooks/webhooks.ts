@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { AccountStore, UserRecord, WebhookMessage } from '../../db/store.js'
+import type { AccountStore, OutgoingWebhook, UserRecord, WebhookOf } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import type { SecurityEventType } from '../events/types.js'
 import type { Logger } from '../logger.js'
@@ -15,19 +15,23 @@ export interface Webhooks {
   /** Whether WEBHOOK_URL is set; without it nothing is written or sent. */
   readonly enabled: boolean
   /**
-   * Writes the event to the outbox (durable once this resolves) and wakes the worker; the POST
-   * happens later, never on the caller's path. Never throws: a store error is logged, and the
-   * action that caused the event stands.
+   * Writes an event that no change carries to the outbox, alone, and wakes the worker. Never throws: a
+   * store error is logged. A change's event goes with the change instead (userEvent, ofSecurityEvent).
    */
   emit (type: WebhookType, data: Record<string, unknown>): Promise<void>
-  /** A `user.*` event: `data` is the user as the admin API shows it. The one call for user.disabled and user.enabled too. */
-  emitUser (type: UserWebhookType, user: UserRecord): Promise<void>
   /**
-   * The event a security event maps to (WEBHOOK_OF_SECURITY_EVENT), if any: core/events/security-events.ts
-   * calls it for every event it records. `session.*` and `password.changed` carry `{ user_id, session_id? }`;
-   * `user.updated` the user as it is now. Never throws.
+   * A `user.*` event as the store writes it in the change's own transaction (createUser, updateUser,
+   * deleteUser): `data` is the user as the admin API shows it. Undefined without WEBHOOK_URL (the store then
+   * writes the change alone). The caller wakes the worker once the change is stored.
    */
-  fromSecurityEvent (type: SecurityEventType, subject: { userId: number | null, sessionId?: string | null }): Promise<void>
+  userEvent (type: UserWebhookType): WebhookOf<UserRecord> | undefined
+  /**
+   * The event a security event maps to (WEBHOOK_OF_SECURITY_EVENT), if any, for the store to write with
+   * the event (recordSecurityEvent): core/events/security-events.ts asks for every event it records.
+   * `session.*` and `password.changed` carry `{ user_id, session_id? }`; `user.*` the user as it is now
+   * (read here: a store error throws, and the event is then not written either).
+   */
+  ofSecurityEvent (type: SecurityEventType, subject: { userId: number | null, sessionId?: string | null }): Promise<OutgoingWebhook | undefined>
   /** Delivers the events due now (the worker also runs on a timer, for retries and other processes' events). */
   wake (): void
   /** Events this process delivered, and gave up, for metrics. */
@@ -68,8 +72,9 @@ export function newMessageId (): string {
 }
 
 /**
- * Signed webhooks from a durable outbox (docs/webhooks.md): an event is written to the store as it
- * happens, with its final body `{ type, timestamp, data }` and its webhook-id, then a worker
+ * Signed webhooks from a durable outbox (docs/webhooks.md): an event is written to the store in the
+ * same transaction as the change it reports (the user change, the security event), with its final
+ * body `{ type, timestamp, data }` and its webhook-id, so both are stored or neither; then a worker
  * (core/webhooks/delivery-worker.ts) POSTs it to WEBHOOK_URL with retries; it survives a receiver
  * outage and a restart. Without WEBHOOK_URL every call is a no-op.
  */
@@ -79,35 +84,34 @@ export function createWebhooks ({ store, clock, log, presentUser }: WebhooksDepe
     ? undefined
     : new WebhookWorker({ store, clock, log, ...settings, timeoutMs: options.timeoutMs, stopWaitMs: options.stopWaitMs })
 
-  async function write (type: WebhookType, data: () => Promise<Record<string, unknown> | undefined> | Record<string, unknown>): Promise<void> {
-    if (worker === undefined) return
-    try {
-      const body = await data()
-      if (body === undefined) return
-      const now = currentDate(clock)
-      const message: WebhookMessage = { messageId: newMessageId(), type, payload: JSON.stringify({ type, timestamp: now.toISOString(), data: body }) }
-      await store.enqueueWebhooks([message], now)
-      worker.wake()
-    } catch (error) {
-      log.error({ err: error, webhookType: type }, 'webhook event not written to the outbox')
-    }
+  /** The event with its final body, stamped now; undefined without WEBHOOK_URL. */
+  function message (type: WebhookType, data: Record<string, unknown>): OutgoingWebhook | undefined {
+    if (worker === undefined) return undefined
+    const createdAt = currentDate(clock)
+    return { messageId: newMessageId(), type, payload: JSON.stringify({ type, timestamp: createdAt.toISOString(), data }), createdAt }
   }
 
   return {
     enabled: worker !== undefined,
-    emit: (type, data) => write(type, () => data),
-    emitUser: (type, user) => write(type, () => presentUser(user)),
-    async fromSecurityEvent (eventType, { userId, sessionId }) {
-      const type = WEBHOOK_OF_SECURITY_EVENT[eventType]
-      if (type === undefined || userId === null || worker === undefined) return
-      if (type.startsWith('user.')) {
-        await write(type, async () => {
-          const user = await store.findUserById(userId)
-          return user === undefined ? undefined : presentUser(user)
-        })
-        return
+    async emit (type, data) {
+      const event = message(type, data)
+      if (event === undefined) return
+      try {
+        await store.enqueueWebhooks([event], event.createdAt)
+        worker?.wake()
+      } catch (error) {
+        log.error({ err: error, webhookType: type }, 'webhook event not written to the outbox')
       }
-      await write(type, () => ({ user_id: userId, ...(sessionId == null ? {} : { session_id: sessionId }) }))
+    },
+    userEvent: (type) => worker === undefined ? undefined : (user) => message(type, presentUser(user)),
+    async ofSecurityEvent (eventType, { userId, sessionId }) {
+      const type = WEBHOOK_OF_SECURITY_EVENT[eventType]
+      if (type === undefined || userId === null || worker === undefined) return undefined
+      if (type.startsWith('user.')) {
+        const user = await store.findUserById(userId)
+        return user === undefined ? undefined : message(type, presentUser(user))
+      }
+      return message(type, { user_id: userId, ...(sessionId == null ? {} : { session_id: sessionId }) })
     },
     wake: () => worker?.wake(),
     get delivered () { return worker?.delivered ?? 0 },

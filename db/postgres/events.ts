@@ -1,15 +1,26 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { NewSecurityEvent, SecurityEventSearch } from '../store.js'
+import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import { prunableEvents } from '../security-event-rows.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { PostgresConnection } from './connection.js'
+import { insertWebhook } from './webhooks.js'
 
 /** The events of the PostgreSQL store (db/store/events.ts). */
 export function eventsQueries (c: PostgresConnection): SecurityEventsStore {
   return {
-    async recordSecurityEvent (event: NewSecurityEvent) {
-      await c.run(() => c.db.insert(securityEvents).values({ ...event, detail: encodeDetail(event.detail) }))
+    async recordSecurityEvent (event: NewSecurityEvent, webhook?: OutgoingWebhook) {
+      const row = { ...event, detail: encodeDetail(event.detail) }
+      if (webhook === undefined) {
+        await c.run(() => c.db.insert(securityEvents).values(row))
+        return
+      }
+      // The event and the webhook it sends: both or neither.
+      await c.run(() => c.transaction(async (tx) => {
+        await tx.insert(securityEvents).values(row)
+        await insertWebhook(tx, webhook)
+      }))
     },
 
     async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {
@@ -32,9 +43,9 @@ export function eventsQueries (c: PostgresConnection): SecurityEventsStore {
       return rows.map(decodeSecurityEvent)
     },
 
-    async pruneSecurityEvents (olderThan: Date, limit: number) {
+    async pruneSecurityEvents (olderThan: Date, limit: number, audit?: AuditRetention) {
       const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents)
-        .where(lt(securityEvents.createdAt, olderThan)).limit(limit).for('update', { skipLocked: true })
+        .where(prunableEvents(securityEvents, olderThan, audit)).limit(limit).for('update', { skipLocked: true })
       return c.run(() => c.transaction(async (tx) => (await tx.delete(securityEvents).where(inArray(securityEvents.id, prunable))).rowCount ?? 0))
     }
   }

@@ -1,8 +1,9 @@
 import type { IdentitiesStore } from '../store.js'
 import { and, asc, eq } from 'drizzle-orm'
-import { IdentityTakenError, type NewIdentity, type NewUser, type UnlinkOutcome } from '../store.js'
+import { IdentityTakenError, type NewIdentity, type NewUser, type UnlinkOutcome, type UserRecord, type WebhookOf } from '../store.js'
 import { identities, users, passkeys } from './schema.js'
 import type { PostgresConnection } from './connection.js'
+import { insertWebhook } from './webhooks.js'
 
 /** The identities of the PostgreSQL store (db/store/identities.ts). */
 export function identitiesQueries (c: PostgresConnection): IdentitiesStore {
@@ -15,11 +16,12 @@ export function identitiesQueries (c: PostgresConnection): IdentitiesStore {
       return c.run(async () => await c.db.select().from(identities).where(eq(identities.userId, userId)).orderBy(asc(identities.createdAt), asc(identities.provider)))
     },
 
-    async createUserWithIdentity (user: NewUser, identity: Omit<NewIdentity, 'userId'>, now: Date) {
+    async createUserWithIdentity (user: NewUser & { emailVerified?: boolean }, identity: Omit<NewIdentity, 'userId'>, now: Date, webhook?: WebhookOf<UserRecord>) {
       return c.run(() => c.transaction(async (tx) => {
-        const [created] = await tx.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
+        const [created] = await tx.insert(users).values({ ...user, emailVerifiedAt: user.emailVerified === true ? now : null, createdAt: now, updatedAt: now }).returning()
         const linked = ((await tx.insert(identities).values({ ...identity, userId: created.id, createdAt: now }).onConflictDoNothing()).rowCount ?? 0) > 0
         if (!linked) throw new IdentityTakenError()
+        await insertWebhook(tx, webhook?.(created))
         return created
       }))
     },

@@ -1,20 +1,25 @@
 import type { UsersStore } from '../store.js'
 import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm'
-import type { ImportedUser, ImportOutcome, NewUser, UserChanges, UserRole, UserSearch } from '../store.js'
+import type { ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
 import { containsPattern } from '../user-search.js'
 import { users } from './schema.js'
-import { logRevocations, revokeTokensWith, voidMfaChallenges } from './queries.js'
+import { logRevocations, revokeTokensWith, type Transaction, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
+import { insertWebhook } from './webhooks.js'
 
 /** The users of the PostgreSQL store (db/store/users.ts). */
 export function usersQueries (c: PostgresConnection): UsersStore {
   return {
-    async createUser (user: NewUser) {
+    async createUser (user: NewUser, webhook?: WebhookOf<UserRecord>) {
       const now = new Date()
-      return c.run(async () => {
-        const [created] = await c.db.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
+      const insert = (db: Transaction | typeof c.db) => db.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
+      if (webhook === undefined) return c.run(async () => (await insert(c.db))[0])
+      // The user and its user.created event together.
+      return c.run(() => c.transaction(async (tx) => {
+        const [created] = await insert(tx)
+        await insertWebhook(tx, webhook(created))
         return created
-      })
+      }))
     },
 
     async importUsers (batch: ImportedUser[], now: Date) {
@@ -51,24 +56,29 @@ export function usersQueries (c: PostgresConnection): UsersStore {
       return c.run(async () => (await c.db.select().from(users).where(eq(users.email, email)))[0])
     },
 
-    async updateUser (id: number, changes: UserChanges) {
-      return c.run(async () => (await c.db.update(users)
-        .set({ ...changes, updatedAt: new Date() })
-        .where(eq(users.id, id))
-        .returning())[0])
+    async updateUser (id: number, changes: UserChanges, webhook?: WebhookOf<UserRecord>) {
+      const update = (db: Transaction | typeof c.db) => db.update(users).set({ ...changes, updatedAt: new Date() }).where(eq(users.id, id)).returning()
+      if (webhook === undefined) return c.run(async () => (await update(c.db))[0])
+      return c.run(() => c.transaction(async (tx) => {
+        const [updated] = await update(tx)
+        if (updated !== undefined) await insertWebhook(tx, webhook(updated))
+        return updated
+      }))
     },
 
-    async deleteUser (id: number) {
+    async deleteUser (id: number, webhook?: OutgoingWebhook) {
       // The refresh tokens, sessions and one-time tokens go with the user (ON DELETE CASCADE); the
       // log row of each live session, written in the same statement, tells every instance they ended.
       const now = new Date()
       // The admin's rows are kept first, in a statement of their own: the cascade would otherwise take them.
       const result = await c.run(() => c.transaction(async (tx) => {
         await tx.execute(sql`update security_events set user_id = null where user_id = ${id} and actor_id is not null`)
-        return await tx.execute<{ deleted: number }>(sql`
+        const deleted = await tx.execute<{ deleted: number }>(sql`
           with logged as (${logRevocations(sql`user_id = ${id} and revoked_at is null`, now, true)}),
           deleted as (delete from users where id = ${id} returning id)
           select count(*)::int as deleted from deleted`)
+        if (deleted.rows[0].deleted > 0) await insertWebhook(tx, webhook)
+        return deleted
       }))
       return result.rows[0].deleted > 0
     },

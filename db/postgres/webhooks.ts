@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm'
-import type { WebhookMessage, WebhookOutboxStore } from '../store.js'
+import type { OutgoingWebhook, WebhookMessage, WebhookOutboxStore } from '../store.js'
 import type { PostgresConnection } from './connection.js'
+import type { Transaction } from './queries.js'
 import { webhookOutbox } from './schema.js'
 
 /*
@@ -10,6 +11,13 @@ import { webhookOutbox } from './schema.js'
  * COMMITTED re-evaluates a locked row's condition), so each event has one sender at a time (as the
  * mail outbox, db/postgres/mail-outbox.ts).
  */
+/** The outbox row of an event written with its change, in the change's transaction (db/store/webhooks.ts, OutgoingWebhook). */
+export async function insertWebhook (tx: Transaction, webhook: OutgoingWebhook | undefined): Promise<void> {
+  if (webhook === undefined) return
+  const { messageId, type, payload, createdAt } = webhook
+  await tx.insert(webhookOutbox).values({ messageId, type, payload, nextAttemptAt: createdAt, createdAt })
+}
+
 export function webhooksQueries (c: PostgresConnection): WebhookOutboxStore {
   return {
     async enqueueWebhooks (messages: WebhookMessage[], now: Date) {

@@ -1,15 +1,26 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { NewSecurityEvent, SecurityEventSearch } from '../store.js'
+import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import { prunableEvents } from '../security-event-rows.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { SqliteConnection } from './connection.js'
+import { insertWebhook } from './webhooks.js'
 
 /** The events of the SQLite store (db/store/events.ts). */
 export function eventsQueries (c: SqliteConnection): SecurityEventsStore {
   return {
-    async recordSecurityEvent (event: NewSecurityEvent) {
-      c.run(() => c.statements.insertSecurityEvent.run({ ...event, detail: encodeDetail(event.detail), actorId: event.actorId ?? null }))
+    async recordSecurityEvent (event: NewSecurityEvent, webhook?: OutgoingWebhook) {
+      const row = { ...event, detail: encodeDetail(event.detail), actorId: event.actorId ?? null }
+      if (webhook === undefined) {
+        c.run(() => c.statements.insertSecurityEvent.run(row))
+        return
+      }
+      // The event and the webhook it sends: both or neither.
+      c.run(() => c.db.transaction((tx) => {
+        c.statements.insertSecurityEvent.run(row)
+        insertWebhook(tx, webhook)
+      }, { behavior: 'immediate' }))
     },
 
     async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {
@@ -34,8 +45,8 @@ export function eventsQueries (c: SqliteConnection): SecurityEventsStore {
         .map(decodeSecurityEvent))
     },
 
-    async pruneSecurityEvents (olderThan: Date, limit: number) {
-      const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents).where(lt(securityEvents.createdAt, olderThan)).limit(limit)
+    async pruneSecurityEvents (olderThan: Date, limit: number, audit?: AuditRetention) {
+      const prunable = c.db.select({ id: securityEvents.id }).from(securityEvents).where(prunableEvents(securityEvents, olderThan, audit)).limit(limit)
       return c.run(() => c.db.delete(securityEvents).where(inArray(securityEvents.id, prunable)).run().changes)
     }
   }

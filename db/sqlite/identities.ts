@@ -1,9 +1,10 @@
 import type { IdentitiesStore } from '../store.js'
 import { and, asc, eq } from 'drizzle-orm'
-import { IdentityTakenError, type NewIdentity, type NewUser, type UnlinkOutcome } from '../store.js'
+import { IdentityTakenError, type NewIdentity, type NewUser, type UnlinkOutcome, type UserRecord, type WebhookOf } from '../store.js'
 import { identities, users, passkeys } from './schema.js'
 import { firstRow } from './queries.js'
 import type { SqliteConnection } from './connection.js'
+import { insertWebhook } from './webhooks.js'
 
 /** The identities of the SQLite store (db/store/identities.ts). */
 export function identitiesQueries (c: SqliteConnection): IdentitiesStore {
@@ -16,11 +17,12 @@ export function identitiesQueries (c: SqliteConnection): IdentitiesStore {
       return c.run(() => c.db.select().from(identities).where(eq(identities.userId, userId)).orderBy(asc(identities.createdAt), asc(identities.provider)).all())
     },
 
-    async createUserWithIdentity (user: NewUser, identity: Omit<NewIdentity, 'userId'>, now: Date) {
+    async createUserWithIdentity (user: NewUser & { emailVerified?: boolean }, identity: Omit<NewIdentity, 'userId'>, now: Date, webhook?: WebhookOf<UserRecord>) {
       return c.run(() => c.db.transaction((tx) => {
-        const created = firstRow(tx.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning().all())
+        const created = firstRow(tx.insert(users).values({ ...user, emailVerifiedAt: user.emailVerified === true ? now : null, createdAt: now, updatedAt: now }).returning().all())
         const linked = tx.insert(identities).values({ ...identity, userId: created.id, createdAt: now }).onConflictDoNothing().run().changes > 0
         if (!linked) throw new IdentityTakenError()
+        insertWebhook(tx, webhook?.(created))
         return created
       }, { behavior: 'immediate' }))
     },

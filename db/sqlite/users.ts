@@ -1,16 +1,24 @@
 import type { UsersStore } from '../store.js'
 import { and, asc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
-import type { ImportedUser, ImportOutcome, NewUser, UserChanges, UserRole, UserSearch } from '../store.js'
+import type { ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
 import { containsPattern } from '../user-search.js'
 import { refreshTokens, securityEvents, users } from './schema.js'
-import { logRevocations, firstRow, revokeTokens, voidMfaChallenges } from './queries.js'
+import { logRevocations, firstRow, revokeTokens, type Tx, voidMfaChallenges } from './queries.js'
 import type { SqliteConnection } from './connection.js'
+import { insertWebhook } from './webhooks.js'
 
 /** The users of the SQLite store (db/store/users.ts). */
 export function usersQueries (c: SqliteConnection): UsersStore {
   return {
-    async createUser (user: NewUser) {
-      return c.run(() => firstRow(c.statements.insertUser.all({ ...user, now: new Date() })))
+    async createUser (user: NewUser, webhook?: WebhookOf<UserRecord>) {
+      const insert = () => firstRow(c.statements.insertUser.all({ ...user, now: new Date() }))
+      if (webhook === undefined) return c.run(insert)
+      // The user and its user.created event together (a prepared statement runs inside the transaction too).
+      return c.run(() => c.db.transaction((tx) => {
+        const created = insert()
+        insertWebhook(tx, webhook(created))
+        return created
+      }, { behavior: 'immediate' }))
     },
 
     async importUsers (batch: ImportedUser[], now: Date) {
@@ -31,21 +39,26 @@ export function usersQueries (c: SqliteConnection): UsersStore {
       return c.run(() => c.statements.userByEmail.get({ email }))
     },
 
-    async updateUser (id: number, changes: UserChanges) {
-      return c.run(() => c.db.update(users)
-        .set({ ...changes, updatedAt: new Date() })
-        .where(eq(users.id, id))
-        .returning()
-        .all()[0]) // all(), not get(): see firstRow
+    async updateUser (id: number, changes: UserChanges, webhook?: WebhookOf<UserRecord>) {
+      // all(), not get(): see firstRow
+      const update = (db: Tx | typeof c.db) => db.update(users).set({ ...changes, updatedAt: new Date() }).where(eq(users.id, id)).returning().all()[0]
+      if (webhook === undefined) return c.run(() => update(c.db))
+      return c.run(() => c.db.transaction((tx) => {
+        const updated = update(tx)
+        if (updated !== undefined) insertWebhook(tx, webhook(updated))
+        return updated
+      }, { behavior: 'immediate' }))
     },
 
-    async deleteUser (id: number) {
+    async deleteUser (id: number, webhook?: OutgoingWebhook) {
       // The refresh tokens go with the user (ON DELETE CASCADE); the log tells every instance its sessions ended.
       const now = new Date()
       return c.run(() => c.db.transaction((tx) => {
         logRevocations(tx, and(eq(refreshTokens.userId, id), isNull(refreshTokens.revokedAt)), now, true)
         tx.update(securityEvents).set({ userId: null }).where(and(eq(securityEvents.userId, id), isNotNull(securityEvents.actorId))).run()
-        return tx.delete(users).where(eq(users.id, id)).run().changes > 0
+        const deleted = tx.delete(users).where(eq(users.id, id)).run().changes > 0
+        if (deleted) insertWebhook(tx, webhook)
+        return deleted
       }, { behavior: 'immediate' }))
     },
 

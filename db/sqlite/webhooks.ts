@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm'
-import type { WebhookMessage, WebhookOutboxStore } from '../store.js'
+import type { OutgoingWebhook, WebhookMessage, WebhookOutboxStore } from '../store.js'
 import type { SqliteConnection } from './connection.js'
+import type { Tx } from './queries.js'
 import { webhookOutbox } from './schema.js'
 
 /*
@@ -8,6 +9,13 @@ import { webhookOutbox } from './schema.js'
  * one UPDATE that picks and leases rows is atomic against any other process on the file: an event
  * is claimed by one of them only (as the mail outbox, db/sqlite/mail-outbox.ts).
  */
+/** The outbox row of an event written with its change, in the change's transaction (db/store/webhooks.ts, OutgoingWebhook). */
+export function insertWebhook (tx: Tx, webhook: OutgoingWebhook | undefined): void {
+  if (webhook === undefined) return
+  const { messageId, type, payload, createdAt } = webhook
+  tx.insert(webhookOutbox).values({ messageId, type, payload, nextAttemptAt: createdAt, createdAt }).run()
+}
+
 export function webhooksQueries (c: SqliteConnection): WebhookOutboxStore {
   return {
     async enqueueWebhooks (messages: WebhookMessage[], now: Date) {

@@ -1,3 +1,5 @@
+import type { OutgoingWebhook } from './webhooks.js'
+
 /** One security event of an account (login, failure, lockout, change); see src/security-events.ts for the types. */
 export interface SecurityEventRecord {
   id: number
@@ -26,13 +28,27 @@ export interface SecurityEventSearch {
   limit: number
 }
 
+/**
+ * The audit trail, kept longer than the other events (AUDIT_RETENTION): every event an admin acted in
+ * (actor_id set) or of an admin action's type (the CLI acts with no actor; an admin's deletion sets it null).
+ */
+export interface AuditRetention {
+  /** Audit events created before this are deleted. */
+  olderThan: Date
+  types: readonly string[]
+}
+
 /** The security events a user sees in their account, pruned after their retention. */
 export interface SecurityEventsStore {
-  recordSecurityEvent (event: NewSecurityEvent): Promise<void>
+  /** Stores the event and, in the same transaction, the webhook it sends (core/webhooks/types.ts): both or neither. */
+  recordSecurityEvent (event: NewSecurityEvent, webhook?: OutgoingWebhook): Promise<void>
   /** The user's events, newest first, `limit` at a time, older than the event `beforeId` when given. */
   listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }): Promise<SecurityEventRecord[]>
   /** Every user's events (and the admin actions), newest first, filtered by user and type. */
   searchSecurityEvents (search: SecurityEventSearch): Promise<SecurityEventRecord[]>
-  /** Deletes up to `limit` events created before `olderThan`; returns how many (pruning calls again while it returns `limit`). */
-  pruneSecurityEvents (olderThan: Date, limit: number): Promise<number>
+  /**
+   * Deletes up to `limit` events created before `olderThan`, but the audit trail's (`audit`) before its own
+   * `olderThan` only; returns how many (pruning calls again while it returns `limit`).
+   */
+  pruneSecurityEvents (olderThan: Date, limit: number, audit?: AuditRetention): Promise<number>
 }

@@ -1,4 +1,5 @@
 import type { NewUser, UserRecord } from './users.js'
+import type { WebhookOf } from './webhooks.js'
 
 /** An account at an OpenID Connect provider linked to a user: the provider's `sub` is the identity. */
 export interface IdentityRecord {
@@ -22,10 +23,11 @@ export interface IdentitiesStore {
   /** The user's identities, oldest first. */
   listIdentities (userId: number): Promise<IdentityRecord[]>
   /**
-   * A new user and its identity in one transaction. Throws DuplicateValueError (email, username), or
-   * IdentityTakenError when another request linked the same (provider, subject) first.
+   * A new user and its identity in one transaction, with `webhook`'s event (user.created). The user's address
+   * is verified when `user.emailVerified` says so (the provider proved it). Throws DuplicateValueError (email,
+   * username), or IdentityTakenError when another request linked the same (provider, subject) first.
    */
-  createUserWithIdentity (user: NewUser, identity: Omit<NewIdentity, 'userId'>, now: Date): Promise<UserRecord>
+  createUserWithIdentity (user: NewUser & { emailVerified?: boolean }, identity: Omit<NewIdentity, 'userId'>, now: Date, webhook?: WebhookOf<UserRecord>): Promise<UserRecord>
   /** Links an identity; false, writing nothing, when (provider, subject) is linked already or the user has one at that provider. */
   linkIdentity (identity: NewIdentity, now: Date): Promise<boolean>
   /**

@@ -1,3 +1,5 @@
+import type { OutgoingWebhook, WebhookOf } from './webhooks.js'
+
 export interface UserRecord {
   id: number
   firstName: string
@@ -42,8 +44,11 @@ export type ImportOutcome = 'imported' | 'email_taken' | 'username_taken'
 
 /** The users: their rows, found by id or email, changed one field set at a time. */
 export interface UsersStore {
-  /** Throws DuplicateValueError when the email or (case-insensitively) the username is taken. */
-  createUser (user: NewUser): Promise<UserRecord>
+  /**
+   * Throws DuplicateValueError when the email or (case-insensitively) the username is taken. `webhook`'s
+   * event (user.created) is written to the outbox in the same transaction.
+   */
+  createUser (user: NewUser, webhook?: WebhookOf<UserRecord>): Promise<UserRecord>
   /**
    * Writes a batch of imported users in one transaction, each unless its email or username is taken (by a
    * user before, or one earlier in the batch); answers each one's outcome, in the batch's order. Never throws
@@ -52,14 +57,15 @@ export interface UsersStore {
   importUsers (users: ImportedUser[], now: Date): Promise<ImportOutcome[]>
   findUserById (id: number): Promise<UserRecord | undefined>
   findUserByEmail (email: string): Promise<UserRecord | undefined>
-  /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. */
-  updateUser (id: number, changes: UserChanges): Promise<UserRecord | undefined>
+  /** Returns the updated user, undefined when it does not exist; throws DuplicateValueError. `webhook`'s event is written in the same transaction. */
+  updateUser (id: number, changes: UserChanges, webhook?: WebhookOf<UserRecord>): Promise<UserRecord | undefined>
   /**
    * Deletes the user and, with it, every refresh token and security event of theirs, but the events an
    * admin acted in (actor_id set): those stay, with user_id null (the admin API's audit trail; their
-   * detail names the user). False when there was no such user.
+   * detail names the user). False when there was no such user (and `webhook` is not written); otherwise
+   * `webhook` (user.deleted) is written to the outbox in the same transaction.
    */
-  deleteUser (id: number): Promise<boolean>
+  deleteUser (id: number, webhook?: OutgoingWebhook): Promise<boolean>
   /** Users in id order, `limit` at a time, starting after `afterId` (keyset pagination for admin listings). */
   listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
   /** Users matching the search, in id order (keyset pagination: the last id is the next page's afterId). */

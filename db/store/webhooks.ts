@@ -8,6 +8,18 @@ export interface WebhookMessage {
   payload: string
 }
 
+/**
+ * An event written with the change it reports, in the change's own transaction (the transactional outbox,
+ * as mail is): the change and its event are both stored or neither. `createdAt` is the service clock's now:
+ * the event is due from then.
+ */
+export interface OutgoingWebhook extends WebhookMessage {
+  createdAt: Date
+}
+
+/** The event of a change, built from what the change wrote (a new user's id, the user as changed); undefined sends none (no WEBHOOK_URL). */
+export type WebhookOf<Written> = (written: Written) => OutgoingWebhook | undefined
+
 /** An event a worker claimed from the outbox for one delivery attempt. */
 export interface ClaimedWebhook extends WebhookMessage {
   id: number

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import fp from 'fastify-plugin'
 import { currentDate } from '../../core/clock.js'
+import { ADMIN_ACTION_TYPES } from '../../core/events/types.js'
 import { runPeriodically } from '../../core/periodic.js'
 
 export interface TokenPruningOptions {
@@ -8,6 +9,8 @@ export interface TokenPruningOptions {
   intervalSeconds: number
   /** Security events older than this are deleted (SECURITY_EVENT_RETENTION). */
   securityEventRetentionSeconds: number
+  /** The audit trail's (admin actions) older than this (AUDIT_RETENTION, at least SECURITY_EVENT_RETENTION). */
+  auditRetentionSeconds: number
 }
 
 /** Rows deleted per statement: each batch is one short write, so requests wait behind none for long. */
@@ -20,12 +23,12 @@ export const FINISHED_MAIL_RETENTION_MS = 7 * 24 * 3_600_000
 
 /**
  * Deletes expired and revoked refresh tokens, security events past their
- * retention, mail and webhook events delivered or given up a week ago, and the OAuth provider's expired
+ * retention (an admin's actions past AUDIT_RETENTION), mail and webhook events delivered or given up a week ago, and the OAuth provider's expired
  * models, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
  * in small batches with a turn of the event loop between them. Rotated tokens
  * stay until they expire: presenting one again must still be recognised as reuse.
  */
-export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securityEventRetentionSeconds }) => {
+export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securityEventRetentionSeconds, auditRetentionSeconds }) => {
   if (intervalSeconds === 0) return
   const { store, clock } = fastify
   const state = { closing: false }
@@ -46,8 +49,9 @@ export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securi
     const tokens = await inBatches(() => store.pruneRefreshTokens(currentDate(clock), PRUNE_BATCH_SIZE))
     if (tokens > 0) fastify.log.info({ deleted: tokens }, 'pruned expired and revoked refresh tokens')
     const eventsBefore = new Date(clock.now() - securityEventRetentionSeconds * 1000)
-    const events = await inBatches(() => store.pruneSecurityEvents(eventsBefore, PRUNE_BATCH_SIZE))
-    if (events > 0) fastify.log.info({ deleted: events }, 'pruned security events past SECURITY_EVENT_RETENTION')
+    const audit = { olderThan: new Date(clock.now() - auditRetentionSeconds * 1000), types: ADMIN_ACTION_TYPES }
+    const events = await inBatches(() => store.pruneSecurityEvents(eventsBefore, PRUNE_BATCH_SIZE, audit))
+    if (events > 0) fastify.log.info({ deleted: events }, 'pruned security events past SECURITY_EVENT_RETENTION (admin actions past AUDIT_RETENTION)')
     const mailsBefore = new Date(clock.now() - FINISHED_MAIL_RETENTION_MS)
     const mails = await inBatches(() => store.pruneMails(mailsBefore, PRUNE_BATCH_SIZE))
     if (mails > 0) fastify.log.info({ deleted: mails }, 'pruned mail sent or given up over a week ago')

@@ -111,3 +111,19 @@ t.test('the audit trail across users: filtered by user and type, paged by id, wi
   t.equal(after.length, 3, 'the admin\'s actions stay when the admin is deleted')
   t.match(after[1], { type: 'account_disabled', userId: null, actorId: null })
 })
+
+t.test('pruning keeps the audit trail (an actor, or an admin action\'s type) until its own limit', async (t) => {
+  const store = await testStore(t)
+  const ada = await store.createUser(newUser('a@example.com'))
+  const admin = await store.createUser(newUser('admin@example.com'))
+  const old = later(-100 * 86_400_000)
+  const event = { userId: ada.id, sessionId: null, ip: null, userAgent: null, requestId: null, detail: null, createdAt: old }
+  await store.recordSecurityEvent({ ...event, type: 'login' })
+  await store.recordSecurityEvent({ ...event, type: 'account_disabled', actorId: admin.id })
+  // The CLI acts with no actor; its action is still the audit trail's by its type.
+  await store.recordSecurityEvent({ ...event, type: 'role_changed' })
+  const audit = { olderThan: later(-365 * 86_400_000), types: ['account_disabled', 'role_changed'] }
+  t.equal(await store.pruneSecurityEvents(later(-30 * 86_400_000), 10, audit), 1, 'the login only')
+  t.same((await store.listSecurityEvents(ada.id, { limit: 10 })).map(row => row.type).sort(), ['account_disabled', 'role_changed'])
+  t.equal(await store.pruneSecurityEvents(later(-30 * 86_400_000), 10, { ...audit, olderThan: later(-50 * 86_400_000) }), 2, 'past the audit\'s limit too')
+})

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { openStore } from '../../db/open.js'
 import { testDatabaseUrl, testStore } from '../fixtures/database.js'
+import { DuplicateValueError } from '../../db/store.js'
 
 const event = (messageId: string) => ({ messageId, type: 'user.created', payload: `{"type":"user.created","data":{"n":"${messageId}"}}` })
 const at = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms)
@@ -73,4 +74,26 @@ t.test('two stores on one database claiming at once never claim one event twice'
   const claimed = claims.flat().map(message => message.id)
   t.equal(claimed.length, count, 'every event claimed')
   t.equal(new Set(claimed).size, count, 'none twice')
+})
+
+t.test('a change and the event it sends are written in one transaction: both, or neither', async (t) => {
+  const store = await testStore(t)
+  const outgoing = (messageId: string) => ({ ...event(messageId), createdAt: at(0) })
+  const newUser = (email: string) => ({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: null })
+  const ada = await store.createUser(newUser('ada@example.com'), (created) => ({ ...outgoing('msg_created'), payload: `{"id":${created.id}}` }))
+  await t.rejects(store.createUser(newUser('ada@example.com'), () => outgoing('msg_taken')), DuplicateValueError, 'a taken email')
+  await store.updateUser(ada.id, { firstName: 'Grace' }, () => outgoing('msg_updated'))
+  t.equal(await store.updateUser(ada.id + 100, { firstName: 'Nobody' }, () => outgoing('msg_nobody')), undefined, 'no such user')
+  // The event's own id is taken: the change it came with is not written either.
+  await t.rejects(store.updateUser(ada.id, { firstName: 'Refused' }, () => outgoing('msg_updated')))
+  t.equal((await store.findUserById(ada.id))?.firstName, 'Grace', 'the change whose event was refused did not happen')
+  const row = { type: 'login', userId: ada.id, sessionId: null, ip: null, userAgent: null, requestId: null, detail: null, createdAt: at(0) }
+  await store.recordSecurityEvent(row, outgoing('msg_event'))
+  await t.rejects(store.recordSecurityEvent(row, outgoing('msg_event')), 'an event whose webhook is refused')
+  t.equal((await store.listSecurityEvents(ada.id, { limit: 10 })).length, 1, 'is not stored either')
+  t.equal(await store.deleteUser(ada.id + 100, outgoing('msg_no_delete')), false)
+  t.ok(await store.deleteUser(ada.id, outgoing('msg_deleted')))
+  const claimed = await store.claimWebhooks(at(10), at(10 + LEASE), 10)
+  t.same(ids(claimed), ['msg_created', 'msg_updated', 'msg_event', 'msg_deleted'])
+  t.equal(claimed[0].payload, `{"id":${ada.id}}`, 'built from what the change wrote')
 })

@@ -42,12 +42,16 @@ export function recordingEvents () {
   }
 }
 
-/** Webhooks: the user.* events emitted, in order, with the user's id and email at the time. */
+/** Webhooks: the user.* events built (the store builds a change's event in its transaction), in order, with the user's id and email at the time. */
 export function recordingWebhooks () {
   const emitted: Array<{ type: UserWebhookType, userId: number, email: string }> = []
   return {
     emitted,
-    async emitUser (type: UserWebhookType, user: UserRecord) { emitted.push({ type, userId: user.id, email: user.email }) }
+    userEvent: (type: UserWebhookType) => (user: UserRecord) => {
+      emitted.push({ type, userId: user.id, email: user.email })
+      return undefined
+    },
+    wake () {}
   }
 }
 

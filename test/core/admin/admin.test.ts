@@ -22,7 +22,13 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
     securityEvents: createSecurityEvents({ store, clock, log: silentLogger }),
     mfa: { status: async () => status },
     mailer: { forOutbox: (message) => message, wake () {} },
-    webhooks: { emitUser: async (type, user) => { emitted.push(`${type} ${user.email}`) } }
+    webhooks: {
+      userEvent: (type) => (user) => {
+        emitted.push(`${type} ${user.email}`)
+        return undefined
+      },
+      wake () {}
+    }
   }, { ...OPTIONS, requireMfa })
   const newUser = (email: string) => store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
   return { store, admin, newUser, emitted }

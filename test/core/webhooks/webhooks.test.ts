@@ -1,6 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
+import type { SecurityEventType } from '../../../core/events/types.js'
 import type { Logger } from '../../../core/logger.js'
 import { silentLogger } from '../../../core/logger.js'
 import { retryDelayMs, RETRY_DELAYS_MS } from '../../../core/webhooks/delivery-worker.js'
@@ -123,7 +124,8 @@ t.test('without WEBHOOK_URL nothing is written', async (t) => {
   const { webhooks, store } = await webhooksFor(t, undefined)
   t.equal(webhooks.enabled, false)
   await webhooks.emit('user.created', { id: 1 })
-  await webhooks.fromSecurityEvent('login', { userId: 1, sessionId: 's' })
+  t.equal(await webhooks.ofSecurityEvent('login', { userId: 1, sessionId: 's' }), undefined)
+  t.equal(webhooks.userEvent('user.created'), undefined)
   t.equal(await store.countPendingWebhooks(), 0)
 })
 
@@ -141,16 +143,22 @@ t.test('security events map to webhooks: sessions and passwords as { user_id, se
   const receiver = await startWebhookReceiver(t)
   const { webhooks, store } = await webhooksFor(t, receiver.url)
   const user = await store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email: 'ada@example.com', passwordHash: 'x' })
-  await webhooks.fromSecurityEvent('login', { userId: user.id, sessionId: 'family-1' })
-  await webhooks.fromSecurityEvent('passkey_login', { userId: user.id, sessionId: 'family-2' })
-  await webhooks.fromSecurityEvent('session_revoked', { userId: user.id, sessionId: null })
-  await webhooks.fromSecurityEvent('password_reset', { userId: user.id })
-  await webhooks.fromSecurityEvent('mfa_disabled', { userId: user.id, sessionId: 'family-2' })
-  await webhooks.fromSecurityEvent('email_changed', { userId: user.id, sessionId: 'family-3' })
+  // As core/events/security-events.ts writes them: with the event, in its transaction.
+  const fromSecurityEvent = async (type: SecurityEventType, subject: { userId: number | null, sessionId?: string | null }) => {
+    const event = { type, userId: subject.userId, sessionId: subject.sessionId ?? null, ip: null, userAgent: null, requestId: null, detail: null, createdAt: new Date() }
+    await store.recordSecurityEvent(event, await webhooks.ofSecurityEvent(type, subject))
+  }
+  await fromSecurityEvent('login', { userId: user.id, sessionId: 'family-1' })
+  await fromSecurityEvent('passkey_login', { userId: user.id, sessionId: 'family-2' })
+  await fromSecurityEvent('session_revoked', { userId: user.id, sessionId: null })
+  await fromSecurityEvent('password_reset', { userId: user.id })
+  await fromSecurityEvent('mfa_disabled', { userId: user.id, sessionId: 'family-2' })
+  await fromSecurityEvent('email_changed', { userId: user.id, sessionId: 'family-3' })
   // Nothing for these.
-  await webhooks.fromSecurityEvent('login_failed', { userId: null })
-  await webhooks.fromSecurityEvent('mfa_failed', { userId: user.id })
-  await webhooks.fromSecurityEvent('email_changed', { userId: user.id + 1 })
+  await fromSecurityEvent('login_failed', { userId: null })
+  await fromSecurityEvent('mfa_failed', { userId: user.id })
+  t.equal(await webhooks.ofSecurityEvent('email_changed', { userId: user.id + 1 }), undefined, 'nor for a user that is gone')
+  webhooks.wake()
   await webhooks.idle()
   const byType = receiver.received.map(({ type, data }) => ({ type, data })).sort((a, b) => a.type.localeCompare(b.type) || JSON.stringify(a.data).localeCompare(JSON.stringify(b.data)))
   t.same(byType, [
