@@ -194,8 +194,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       conformIdTokenClaims: false,
       extraClientMetadata: {
         properties: ['trusted'],
-        validator (_ctx, key, value, metadata) {
-          if (key === 'trusted') metadata.trusted = value === true
+        // `trusted` (no consent page) is the operator's alone: the CLI writes it to the store, and a client
+        // read from the store is built without a request (ctx undefined). A client built from a request's
+        // body (RFC 7591 registration, RFC 7592 update) never gets it, whatever the body says.
+        validator (ctx, key, value, metadata) {
+          if (key === 'trusted') metadata.trusted = ctx === undefined && value === true
         }
       },
       cookies: { keys: cookieKeys },
