@@ -112,6 +112,17 @@ function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<Interac
   return policy
 }
 
+/**
+ * The scopes of the service's resource a token may carry: the user's (SCOPES), except in a client-credentials
+ * token, which no user stands behind (its `sub` is the client id): asking for one there is invalid_scope.
+ */
+function userScopesFor (ctx: KoaContextWithOIDC, errors: typeof import('oidc-provider').errors): string {
+  if (ctx.oidc.params?.grant_type !== 'client_credentials') return SCOPES.join(' ')
+  const asked = String(ctx.oidc.params.scope ?? '').split(' ').find(scope => (SCOPES as readonly string[]).includes(scope))
+  if (asked !== undefined) throw new errors.InvalidScope('a client-credentials token carries no user scope', asked)
+  return ''
+}
+
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
   const { store, accessTokens, statusLists, grantSessions, clock, log } = deps
   const Adapter = createAdapterClass({ store, grantSessions, clock })
@@ -197,7 +208,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     ctx.body = { statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message }
   }
 
-  function build ({ default: ProviderClass, interactionPolicy }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
+  function build ({ default: ProviderClass, interactionPolicy, errors }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
     const jwk = accessTokens.signingJwk
     const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
@@ -260,8 +271,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           enabled: true,
           defaultResource: async () => options.issuer,
           useGrantedResource: async () => true,
-          getResourceServerInfo: async () => ({
-            scope: SCOPES.join(' '),
+          getResourceServerInfo: async (ctx) => ({
+            scope: userScopesFor(ctx, errors),
             audience: options.issuer,
             accessTokenTTL: options.accessTokenTtlSeconds,
             accessTokenFormat: 'jwt',

@@ -67,7 +67,8 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
   /** Userinfo's claims for an app's JWT; undefined when the token is not good for userinfo. */
   async function userinfoOf (token: string | undefined): Promise<Record<string, unknown> | undefined> {
     const claims = await verified(token)
-    if (claims === undefined) return undefined
+    // Only a user's token (of a grant) is good for userinfo: a client-credentials token has no user behind it.
+    if (claims?.grant_id === undefined) return undefined
     const scopes = new Set((claims.scope ?? '').split(' '))
     if (!scopes.has('openid')) return undefined
     return await deps.userinfo(claims.sub, scopes)
