@@ -1,0 +1,23 @@
+import type { AccountStore } from '../../db/store.js'
+import { grantSessionId } from './grant-sessions.js'
+
+export type ClientRemovalStore = Pick<AccountStore, 'findOAuthModel' | 'destroyOAuthModel' | 'listOAuthModels' | 'revokeFamily' | 'destroyOAuthModelsOfGrant'>
+
+/**
+ * Removes an app's registration and ends what it was given, as revoking does (core/oauth/apps.ts): each
+ * grant's session is revoked (its status bit set; every instance learns of it through the revocation log,
+ * so its access tokens are refused at userinfo and by APIs reading the status list), and the grant's
+ * refresh tokens and codes are deleted, and the grant with them. The registration goes first, so no new grant starts meanwhile.
+ * Works on the store alone: the CLI runs it beside the service. False when there was no such client.
+ */
+export async function removeClient (store: ClientRemovalStore, clientId: string, now: Date): Promise<boolean> {
+  if (await store.findOAuthModel('Client', clientId, now) === undefined) return false
+  await store.destroyOAuthModel('Client', clientId)
+  const grants = (await store.listOAuthModels('Grant', now)).filter(grant => grant.payload.clientId === clientId)
+  for (const grant of grants) {
+    await store.revokeFamily(grantSessionId(grant.id), now)
+    await store.destroyOAuthModelsOfGrant(grant.id)
+    await store.destroyOAuthModel('Grant', grant.id)
+  }
+  return true
+}
