@@ -1,13 +1,15 @@
 import type { AccountStore } from '../../db/store.js'
+import { revokeClientTokensOf } from './client-token-status.js'
 import { grantSessionId } from './grant-sessions.js'
 
-export type ClientRemovalStore = Pick<AccountStore, 'findOAuthModel' | 'destroyOAuthModel' | 'listOAuthModels' | 'revokeFamily' | 'destroyOAuthModelsOfGrant'>
+export type ClientRemovalStore = Pick<AccountStore, 'findOAuthModel' | 'destroyOAuthModel' | 'listOAuthModels' | 'revokeFamily' | 'destroyOAuthModelsOfGrant' |
+  'upsertOAuthModel' | 'revokeStatusIndex' | 'claimOAuthModel'>
 
 /**
  * Removes an app's registration and ends what it was given, as revoking does (core/oauth/apps.ts): each
  * grant's session is revoked (its status bit set; every instance learns of it through the revocation log,
  * so its access tokens are refused at userinfo and by APIs reading the status list), and the grant's
- * refresh tokens and codes are deleted, and the grant with them. The registration goes first, so no new grant starts meanwhile.
+ * refresh tokens and codes are deleted, and the grant with them; its client-credentials tokens are revoked. The registration goes first, so no new grant starts meanwhile.
  * Works on the store alone: the CLI runs it beside the service. False when there was no such client.
  */
 export async function removeClient (store: ClientRemovalStore, clientId: string, now: Date): Promise<boolean> {
@@ -19,5 +21,7 @@ export async function removeClient (store: ClientRemovalStore, clientId: string,
     await store.destroyOAuthModelsOfGrant(grant.id)
     await store.destroyOAuthModel('Grant', grant.id)
   }
+  // Its client-credentials tokens, which have no grant, by their own status entries.
+  await revokeClientTokensOf(store, clientId, now)
   return true
 }

@@ -11,6 +11,7 @@ import type { AccessTokens } from '../tokens/access-tokens.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { clientSecretMatches } from './clients.js'
+import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { structuredTokens } from './structured-tokens.js'
 import { deviceCodePage, deviceConfirmPage, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
@@ -56,6 +57,8 @@ export interface OAuthProviderDependencies {
   accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks'>
   statusLists: Pick<StatusLists, 'claim'>
   grantSessions: GrantSessions
+  /** The status entries of client-credentials tokens (core/oauth/client-token-status.ts). */
+  clientTokens: ClientTokenStatus
   clock: Clock
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
@@ -124,7 +127,7 @@ function userScopesFor (ctx: KoaContextWithOIDC, errors: typeof import('oidc-pro
 }
 
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
-  const { store, accessTokens, statusLists, grantSessions, clock, log } = deps
+  const { store, accessTokens, statusLists, grantSessions, clientTokens, clock, log } = deps
   const Adapter = createAdapterClass({ store, grantSessions, clock })
   const statusIndexes = new Map<string, number>()
   const touches = new TouchThrottle()
@@ -163,6 +166,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const answerStructuredTokens = structuredTokens({
     accessTokens,
     grantSessions,
+    clientTokens,
     issuer: options.issuer,
     userinfoPath: OAUTH_ROUTES.userinfo,
     revokeGrant,
@@ -281,6 +285,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         }
       },
       async extraTokenClaims (_ctx, token) {
+        // A client-credentials token gets a status entry of its own, so that revoking it works as for any other.
+        if (token.kind === 'ClientCredentials' && typeof token.clientId === 'string' && typeof token.jti === 'string') {
+          const expiresAt = new Date(clock.now() + options.accessTokenTtlSeconds * 1000)
+          return { status: statusLists.claim(await clientTokens.issue({ clientId: token.clientId, jti: token.jti, expiresAt })) }
+        }
         if (token.kind !== 'AccessToken' || typeof token.grantId !== 'string') return undefined
         const statusIndex = await statusIndexOf(token.grantId)
         if (touches.due(token.grantId, clock.now())) {
