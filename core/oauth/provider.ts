@@ -10,6 +10,7 @@ import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
+import { pinToPublicUrl } from './public-url.js'
 import { clientSecretMatches } from './clients.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
@@ -179,30 +180,6 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   })
 
-  /**
-   * Every URL the provider builds (discovery's endpoints, the device flow's verification URI, redirects,
-   * the `secure` of its cookies) starts from Koa's view of the request's origin: pinned here to PUBLIC_URL,
-   * as Keycloak's `hostname` pins it, so a Host or X-Forwarded-Host/-Proto header (behind TRUST_PROXY too)
-   * cannot put another host into a document a cache may keep. The proxy's client address is still read.
-   */
-  const pinned = new URL(options.issuer)
-  async function pinToPublicUrl (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
-    const protocol = pinned.protocol.slice(0, -1)
-    Object.defineProperties(ctx.request, {
-      protocol: { value: protocol },
-      host: { value: pinned.host },
-      hostname: { value: pinned.hostname.replace(/^\[|\]$/g, '') },
-      // An absolute-form request target ("GET http://evil.example/…") is Koa's href as it came: its path only.
-      href: {
-        get () {
-          const { pathname, search } = new URL(ctx.originalUrl, pinned)
-          return `${protocol}://${pinned.host}${pathname}${search}`
-        }
-      }
-    })
-    await next()
-  }
-
   /** A path or method the provider does not serve: 404 in the service's error shape, not Koa's plain "Not Found". */
   async function answerUnknownPaths (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
     await next()
@@ -332,7 +309,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
-    provider.use(pinToPublicUrl)
+    provider.use(pinToPublicUrl(options.issuer))
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
     provider.on('server_error', (_ctx: unknown, error: Error) => { log.error({ err: error }, 'OAuth provider error') })
