@@ -48,16 +48,17 @@ export async function deviceCodePage (ctx: KoaContextWithOIDC, form: string, _ou
         ? '<p class="message error" role="alert">The sign-in was cancelled.</p>'
         : '<p class="message error" role="alert">Something went wrong. Try again.</p>'
   // oidc-provider's form carries the xsrf field; its code input has no label and an inline onfocus (which the
-  // CSP refuses): it is replaced. The confirmation naming the app follows (deviceConfirmPage).
+  // CSP refuses): it is replaced. confirm=yes skips oidc-provider's separate confirmation page: the consent
+  // page that follows names the app, and a device flow always shows it (core/oauth/provider.ts).
   const labelled = form.replace(/<input\s[^>]*name="user_code"[^>]*>(<\/input>)?/,
-    '<label for="user-code">Device code</label><input id="user-code" type="text" name="user_code" autocomplete="off" autocapitalize="characters" spellcheck="false" autofocus required>')
+    '<label for="user-code">Device code</label><input id="user-code" type="text" name="user_code" autocomplete="off" autocapitalize="characters" spellcheck="false" autofocus required>' +
+    '<input type="hidden" name="confirm" value="yes">')
   render(ctx, 'Sign in a device', `<div class="card">${message}${labelled}<button type="submit" form="op.deviceInputForm">Continue</button></div>`)
 }
 
 /**
- * Always shown between the code and the sign-in, also when no consent page would follow (a grant exists, a
- * trusted app): it names the app and the code, so a code phished from someone else's device is seen for what
- * it is (RFC 8628 §5.4). Cancel (abort) refuses the device.
+ * Not reached from our code page (it confirms at once, and the consent page follows); a device link with the
+ * code in it lands here: it names the app and the code (RFC 8628 §5.4). Cancel (abort) refuses the device.
  */
 export async function deviceConfirmPage (ctx: KoaContextWithOIDC, form: string, _client: unknown, _deviceInfo: unknown, userCode: string): Promise<void> {
   const name = clientName(ctx)

@@ -117,6 +117,17 @@ function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<Interac
 }
 
 /**
+ * A device flow always goes through the consent page, which names the app and asks (Allow, Deny), also where
+ * a grant exists or the app is trusted: else a user code phished from someone else's device would go
+ * straight to "your device is signed in" (RFC 8628 §5.4). Once consent is given, the flow goes on.
+ */
+function deviceFlowAsksConsent (policy: ReturnType<InteractionPolicy['base']>, { Check }: InteractionPolicy): ReturnType<InteractionPolicy['base']> {
+  policy.get('consent')?.checks.add(new Check('device_flow', 'A device flow names the app and asks', (ctx) =>
+    ctx.oidc.entities.DeviceCode !== undefined && ctx.oidc.result?.consent === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT))
+  return policy
+}
+
+/**
  * The scopes of the service's resource a token may carry: the user's (SCOPES), except in a client-credentials
  * token, which no user stands behind (its `sub` is the client id): asking for one there is invalid_scope.
  */
@@ -219,7 +230,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       cookies: { keys: cookieKeys },
       routes: OAUTH_ROUTES,
-      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: signInPolicy(interactionPolicy) },
+      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: deviceFlowAsksConsent(signInPolicy(interactionPolicy), interactionPolicy) },
       ttl: {
         AccessToken: options.accessTokenTtlSeconds,
         ClientCredentials: options.accessTokenTtlSeconds,
