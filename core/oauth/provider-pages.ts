@@ -68,6 +68,18 @@ export async function deviceConfirmPage (ctx: KoaContextWithOIDC, form: string, 
     <button type="submit" form="op.deviceConfirmForm" class="secondary" name="abort" value="yes">Cancel</button></div>`)
 }
 
+/**
+ * A device link with the code in it (verification_uri_complete) gets oidc-provider's page that posts the code
+ * at once by an inline script, which it allows by its hash in script-src: that page is given the pages' CSP
+ * with a script-src to add it to, and a form-action that lets it post (the API's CSP refuses both).
+ */
+export function deviceLinkCsp (codeVerificationPath: string) {
+  return async function allowDeviceLinkScript (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    if (ctx.method === 'GET' && ctx.path === codeVerificationPath) ctx.set('content-security-policy', `${CSP}; script-src 'self'`)
+    await next()
+  }
+}
+
 export async function deviceSuccessPage (ctx: KoaContextWithOIDC): Promise<void> {
   const name = clientName(ctx)
   render(ctx, 'Your device is signed in', `<div class="card"><p>${name === undefined ? 'The device' : escapeHtml(name)} is signed in. You can close this page.</p></div>`)

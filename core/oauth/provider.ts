@@ -15,7 +15,7 @@ import { clientSecretMatches } from './clients.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { structuredTokens } from './structured-tokens.js'
-import { deviceCodePage, deviceConfirmPage, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
+import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -321,6 +321,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
     provider.use(pinToPublicUrl(options.issuer))
+    provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
     provider.on('server_error', (_ctx: unknown, error: Error) => { log.error({ err: error }, 'OAuth provider error') })

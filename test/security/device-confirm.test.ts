@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import * as client from 'openid-client'
 import t, { type Test } from 'tap'
 import { registerUser } from '../fixtures/factories.js'
@@ -67,8 +68,15 @@ t.test('a device link with the code in it shows the confirmation naming the app 
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'TV', public: true, grants: [...DEVICE_GRANTS] }))
   const device = await client.initiateDeviceAuthorization(config, { scope: 'openid' })
   const jar = new CookieJar()
-  // The link's page posts the code at once (oidc-provider's form_post), without confirm.
-  const fields = formFields(await (await browse(jar, device.verification_uri_complete ?? '')).text())
+  // The link's page posts the code at once (oidc-provider's form_post), without confirm, by an inline script
+  // the CSP allows by its hash.
+  const link = await browse(jar, device.verification_uri_complete ?? '')
+  const linkPage = await link.text()
+  const script = /<script>([\s\S]*?)<\/script>/.exec(linkPage)?.[1] ?? ''
+  const csp = link.headers.get('content-security-policy') ?? ''
+  t.match(csp, `'sha256-${createHash('sha256').update(script).digest('base64')}'`, 'the CSP runs its script')
+  t.match(csp, /form-action 'self'/, 'and lets it post')
+  const fields = formFields(linkPage)
   const confirmation = await (await postForm(jar, device.verification_uri, fields)).text()
   t.match(confirmation, /TV/)
   t.match(confirmation, new RegExp(device.user_code))
