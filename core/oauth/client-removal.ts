@@ -17,8 +17,10 @@ export async function removeClient (store: ClientRemovalStore, clientId: string,
   await store.destroyOAuthModel('Client', clientId)
   const grants = (await store.listOAuthModels('Grant', now)).filter(grant => grant.payload.clientId === clientId)
   for (const grant of grants) {
-    await store.revokeFamily(grantSessionId(grant.id), now)
-    await store.destroyOAuthModelsOfGrant(grant.id)
+    // The grant's id as oidc-provider knows it (its payload's jti), which names its session; the row's own id to delete it.
+    const grantId = typeof grant.payload.jti === 'string' ? grant.payload.jti : grant.id
+    await store.revokeFamily(grantSessionId(grantId), now)
+    await store.destroyOAuthModelsOfGrant(grantId)
     await store.destroyOAuthModel('Grant', grant.id)
   }
   // Its client-credentials tokens, which have no grant, by their own status entries.
