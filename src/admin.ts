@@ -5,6 +5,7 @@ import { StoreUnavailableError, USER_ROLES, type AccountStore, type SigningKeyRe
 import { changeRole } from '../core/admin/roles.js'
 import { SECURITY_EVENT_TYPES } from '../core/events/types.js'
 import { visible, visibleJson } from '../core/control-characters.js'
+import { removeClient as removeClientAndGrants } from '../core/oauth/client-removal.js'
 import { CLIENT_GRANTS, newClient, type ClientGrant, type NewClient } from '../core/oauth/clients.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
 import { rotateSigningKey } from '../core/tokens/keys.js'
@@ -46,7 +47,7 @@ Commands:
                               grant; --post-logout-redirect-uri; --public; --trusted; --grant); prints its client_id and,
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
   clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
-  clients remove <client_id>  delete an app's registration
+  clients remove <client_id>  delete an app's registration and end its grants (and tokens), as revoking them does
 
 Options:
   --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)
@@ -492,8 +493,7 @@ async function listClients (store: AccountStore, options: Options, out: Output) 
 }
 
 async function removeClient (store: AccountStore, clientId: string, options: Options, out: Output) {
-  if (await store.findOAuthModel('Client', clientId, new Date()) === undefined) throw new CommandError(`no client with id ${clientId}`)
-  await store.destroyOAuthModel('Client', clientId)
+  if (!await removeClientAndGrants(store, clientId, new Date())) throw new CommandError(`no client with id ${clientId}`)
   print(out, options, { removed: clientId }, `removed client ${visible(clientId)}`)
 }
 

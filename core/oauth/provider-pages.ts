@@ -49,18 +49,35 @@ export async function deviceCodePage (ctx: KoaContextWithOIDC, form: string, _ou
         : '<p class="message error" role="alert">Something went wrong. Try again.</p>'
   // oidc-provider's form carries the xsrf field; its code input has no label and an inline onfocus (which the
   // CSP refuses): it is replaced. confirm=yes skips oidc-provider's separate confirmation page: the consent
-  // page that follows names the app already.
+  // page that follows names the app, and a device flow always shows it (core/oauth/provider.ts).
   const labelled = form.replace(/<input\s[^>]*name="user_code"[^>]*>(<\/input>)?/,
     '<label for="user-code">Device code</label><input id="user-code" type="text" name="user_code" autocomplete="off" autocapitalize="characters" spellcheck="false" autofocus required>' +
     '<input type="hidden" name="confirm" value="yes">')
   render(ctx, 'Sign in a device', `<div class="card">${message}${labelled}<button type="submit" form="op.deviceInputForm">Continue</button></div>`)
 }
 
-/** Not reached from our code page (it confirms at once); a device link with the code in it may still land here. */
+/**
+ * Not reached from our code page (it confirms at once, and the consent page follows); a device link with the
+ * code in it lands here: it names the app and the code (RFC 8628 §5.4). Cancel (abort) refuses the device.
+ */
 export async function deviceConfirmPage (ctx: KoaContextWithOIDC, form: string, _client: unknown, _deviceInfo: unknown, userCode: string): Promise<void> {
   const name = clientName(ctx)
-  render(ctx, 'Sign in a device', `<div class="card"><p>${name === undefined ? 'A device' : escapeHtml(name)} shows the code <code>${escapeHtml(userCode)}</code>. Continue only if your device shows it too.</p>${form}
-    <button type="submit" form="op.deviceConfirmForm">Continue</button></div>`)
+  render(ctx, 'Sign in a device?', `<div class="card"><p><strong>${name === undefined ? 'An app' : escapeHtml(name)}</strong> asks to sign in to your account on a device showing the code <code>${escapeHtml(userCode)}</code>.</p>
+    <p>Continue only if you started this on your own device and it shows this code. If someone gave you the code, cancel.</p>${form}
+    <button type="submit" form="op.deviceConfirmForm">Continue</button>
+    <button type="submit" form="op.deviceConfirmForm" class="secondary" name="abort" value="yes">Cancel</button></div>`)
+}
+
+/**
+ * A device link with the code in it (verification_uri_complete) gets oidc-provider's page that posts the code
+ * at once by an inline script, which it allows by its hash in script-src: that page is given the pages' CSP
+ * with a script-src to add it to, and a form-action that lets it post (the API's CSP refuses both).
+ */
+export function deviceLinkCsp (codeVerificationPath: string) {
+  return async function allowDeviceLinkScript (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    if (ctx.method === 'GET' && ctx.path === codeVerificationPath) ctx.set('content-security-policy', `${CSP}; script-src 'self'`)
+    await next()
+  }
 }
 
 export async function deviceSuccessPage (ctx: KoaContextWithOIDC): Promise<void> {

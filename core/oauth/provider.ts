@@ -10,11 +10,13 @@ import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
+import { pinToPublicUrl } from './public-url.js'
 import { clientSecretMatches } from './clients.js'
+import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
 import { structuredTokens } from './structured-tokens.js'
-import { deviceCodePage, deviceConfirmPage, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
+import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -59,6 +61,8 @@ export interface OAuthProviderDependencies {
   grantSessions: GrantSessions
   /** Ties the provider's browser sessions to the service sessions that signed them in (core/oauth/provider-sessions.ts). */
   providerSessions: ProviderSessions
+  /** The status entries of client-credentials tokens (core/oauth/client-token-status.ts). */
+  clientTokens: ClientTokenStatus
   clock: Clock
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
@@ -115,8 +119,30 @@ function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<Interac
   return policy
 }
 
+/**
+ * A device flow always goes through the consent page, which names the app and asks (Allow, Deny), also where
+ * a grant exists or the app is trusted: else a user code phished from someone else's device would go
+ * straight to "your device is signed in" (RFC 8628 §5.4). Once consent is given, the flow goes on.
+ */
+function deviceFlowAsksConsent (policy: ReturnType<InteractionPolicy['base']>, { Check }: InteractionPolicy): ReturnType<InteractionPolicy['base']> {
+  policy.get('consent')?.checks.add(new Check('device_flow', 'A device flow names the app and asks', (ctx) =>
+    ctx.oidc.entities.DeviceCode !== undefined && ctx.oidc.result?.consent === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT))
+  return policy
+}
+
+/**
+ * The scopes of the service's resource a token may carry: the user's (SCOPES), except in a client-credentials
+ * token, which no user stands behind (its `sub` is the client id): asking for one there is invalid_scope.
+ */
+function userScopesFor (ctx: KoaContextWithOIDC, errors: typeof import('oidc-provider').errors): string {
+  if (ctx.oidc.params?.grant_type !== 'client_credentials') return SCOPES.join(' ')
+  const asked = String(ctx.oidc.params.scope ?? '').split(' ').find(scope => (SCOPES as readonly string[]).includes(scope))
+  if (asked !== undefined) throw new errors.InvalidScope('a client-credentials token carries no user scope', asked)
+  return ''
+}
+
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
-  const { store, accessTokens, statusLists, grantSessions, providerSessions, clock, log } = deps
+  const { store, accessTokens, statusLists, grantSessions, providerSessions, clientTokens, clock, log } = deps
   // oidc-provider's class once loaded: its Provider.ctx is the request under way (the adapter finds a reference only for its interaction).
   let providerModule: typeof import('oidc-provider') | undefined
   const requestInteraction = () => providerModule?.default.ctx?.oidc?.entities.Interaction as Record<string, unknown> | undefined
@@ -158,6 +184,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const answerStructuredTokens = structuredTokens({
     accessTokens,
     grantSessions,
+    clientTokens,
     issuer: options.issuer,
     userinfoPath: OAUTH_ROUTES.userinfo,
     revokeGrant,
@@ -203,7 +230,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   }
 
-  function build ({ default: ProviderClass, interactionPolicy }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
+  function build ({ default: ProviderClass, interactionPolicy, errors }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
     const jwk = accessTokens.signingJwk
     const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
@@ -224,13 +251,16 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       conformIdTokenClaims: false,
       extraClientMetadata: {
         properties: ['trusted'],
-        validator (_ctx, key, value, metadata) {
-          if (key === 'trusted') metadata.trusted = value === true
+        // `trusted` (no consent page) is the operator's alone: the CLI writes it to the store, and a client
+        // read from the store is built without a request (ctx undefined). A client built from a request's
+        // body (RFC 7591 registration, RFC 7592 update) never gets it, whatever the body says.
+        validator (ctx, key, value, metadata) {
+          if (key === 'trusted') metadata.trusted = ctx === undefined && value === true
         }
       },
       cookies: { keys: cookieKeys },
       routes: OAUTH_ROUTES,
-      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: signInPolicy(interactionPolicy) },
+      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: deviceFlowAsksConsent(signInPolicy(interactionPolicy), interactionPolicy) },
       ttl: {
         AccessToken: options.accessTokenTtlSeconds,
         ClientCredentials: options.accessTokenTtlSeconds,
@@ -263,8 +293,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           enabled: true,
           defaultResource: async () => options.issuer,
           useGrantedResource: async () => true,
-          getResourceServerInfo: async () => ({
-            scope: SCOPES.join(' '),
+          getResourceServerInfo: async (ctx) => ({
+            scope: userScopesFor(ctx, errors),
             audience: options.issuer,
             accessTokenTTL: options.accessTokenTtlSeconds,
             accessTokenFormat: 'jwt',
@@ -273,6 +303,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         }
       },
       async extraTokenClaims (_ctx, token) {
+        // A client-credentials token gets a status entry of its own, so that revoking it works as for any other.
+        if (token.kind === 'ClientCredentials' && typeof token.clientId === 'string' && typeof token.jti === 'string') {
+          const expiresAt = new Date(clock.now() + options.accessTokenTtlSeconds * 1000)
+          return { status: statusLists.claim(await clientTokens.issue({ clientId: token.clientId, jti: token.jti, expiresAt })) }
+        }
         if (token.kind !== 'AccessToken' || typeof token.grantId !== 'string') return undefined
         const statusIndex = await statusIndexOf(token.grantId)
         if (touches.due(token.grantId, clock.now())) {
@@ -315,6 +350,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
+    provider.use(pinToPublicUrl(options.issuer))
+    provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
     provider.use(tieSessions)

@@ -1,6 +1,8 @@
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import type { KoaContextWithOIDC } from 'oidc-provider'
 import type { AccessTokens } from '../tokens/access-tokens.js'
+import type { StatusClaim } from '../revocations/status-lists.js'
+import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 
 /*
@@ -9,7 +11,8 @@ import type { GrantSessions } from './grant-sessions.js'
  * `unsupported_token_type` for a JWT. This middleware lets oidc-provider do all it does (parse the
  * request, authenticate the client) and answers those three cases itself, after it: the token's
  * signature, issuer, audience, type and expiry are checked, and its grant must still hold (a revoked
- * grant or an ended user is the status list's bit, the same fact). Revoking one revokes its grant.
+ * grant or an ended user is the status list's bit, the same fact). Revoking one revokes its grant; a
+ * client-credentials token, which has none, has a status entry of its own (core/oauth/client-token-status.ts).
  */
 
 /** The claims of an app's access token as the provider signs them (core/oauth/provider.ts). */
@@ -18,11 +21,14 @@ export interface AppTokenClaims extends JWTPayload {
   client_id: string
   scope?: string
   grant_id?: string
+  status?: StatusClaim
 }
 
 export interface StructuredTokenDependencies {
   accessTokens: Pick<AccessTokens, 'jwks'>
   grantSessions: Pick<GrantSessions, 'isLive'>
+  /** Client-credentials tokens' own status entries: whether one is revoked, and revoking it. */
+  clientTokens: Pick<ClientTokenStatus, 'isLive' | 'revoke'>
   /** The userinfo claims of a user for these scopes; undefined when the user is gone. */
   userinfo (sub: string, scopes: Set<string>): Promise<Record<string, unknown> | undefined>
   /** Ends a grant: its session, its refresh tokens and codes. */
@@ -53,6 +59,8 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
         requiredClaims: ['sub', 'client_id', 'exp', 'iat', 'jti']
       })
       if (payload.grant_id !== undefined && !await deps.grantSessions.isLive(payload.grant_id)) return undefined
+      // A client-credentials token (no grant) with a status entry of its own: that entry must not be revoked.
+      if (payload.grant_id === undefined && payload.status !== undefined && !await deps.clientTokens.isLive({ jti: String(payload.jti), status: payload.status })) return undefined
       return payload
     } catch {
       return undefined
@@ -67,7 +75,8 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
   /** Userinfo's claims for an app's JWT; undefined when the token is not good for userinfo. */
   async function userinfoOf (token: string | undefined): Promise<Record<string, unknown> | undefined> {
     const claims = await verified(token)
-    if (claims === undefined) return undefined
+    // Only a user's token (of a grant) is good for userinfo: a client-credentials token has no user behind it.
+    if (claims?.grant_id === undefined) return undefined
     const scopes = new Set((claims.scope ?? '').split(' '))
     if (!scopes.has('openid')) return undefined
     return await deps.userinfo(claims.sub, scopes)
@@ -105,6 +114,7 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
     ctx.status = 200
     if (route === 'revocation') {
       if (own?.grant_id !== undefined) await deps.revokeGrant(own.grant_id)
+      else if (own?.status !== undefined) await deps.clientTokens.revoke({ jti: String(own.jti), status: own.status })
       ctx.body = ''
       return
     }

@@ -25,6 +25,10 @@ export function followingStore (store: AccountStore, follower: RevocationFollowe
       await store.revokeFamily(familyId, now)
       await afterRevocation()
     },
+    async revokeStatusIndex (sessionId, statusIndex, now) {
+      await store.revokeStatusIndex(sessionId, statusIndex, now)
+      await afterRevocation()
+    },
     async revokeUserSessions (userId, now, revokeOptions) {
       const revoked = await store.revokeUserSessions(userId, now, revokeOptions)
       await afterRevocation()

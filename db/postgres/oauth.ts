@@ -23,6 +23,14 @@ export function oauthQueries (c: PostgresConnection): OAuthStore {
         .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: columns }))
     },
 
+    async claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date) {
+      const columns = oauthModelColumns(payload, expiresAt)
+      const claimed = await c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
+        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: { ...columns, consumedAt: null }, setWhere: lte(oauthModels.expiresAt, now) })
+        .returning({ id: oauthModels.id }))
+      return claimed.length > 0
+    },
+
     async findOAuthModel (kind: string, id: string, now: Date) {
       return findOne(kind, eq(oauthModels.id, id), now)
     },

@@ -71,6 +71,10 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
       return (claimed.rowCount ?? 0) > 0
     },
 
+    async revokeStatusIndex (sessionId: string, statusIndex: number, now: Date) {
+      await c.run(() => c.db.insert(revocations).values({ sessionId, userId: 0, statusIndex, userDeleted: false, revokedAt: now }))
+    },
+
     async highestStatusIndex () {
       const highest = await c.run(() => c.db.execute<{ highest: number | null }>(sql`select max(status_index) as highest from session_status_indexes`))
       return highest.rows[0]?.highest ?? null

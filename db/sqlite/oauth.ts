@@ -23,6 +23,13 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
         .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: columns }).run())
     },
 
+    async claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date) {
+      const columns = oauthModelColumns(payload, expiresAt)
+      return c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
+        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: { ...columns, consumedAt: null }, setWhere: lte(oauthModels.expiresAt, now) })
+        .run().changes > 0)
+    },
+
     async findOAuthModel (kind: string, id: string, now: Date) {
       return c.run(() => {
         const row = c.statements.oauthModelById.get({ kind, id, now: now.getTime() })

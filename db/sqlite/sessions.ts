@@ -115,6 +115,10 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
       return c.run(() => c.statements.claimStatusIndex.run({ statusIndex, sessionId }).changes > 0)
     },
 
+    async revokeStatusIndex (sessionId: string, statusIndex: number, now: Date) {
+      c.run(() => c.db.insert(revocations).values({ sessionId, userId: 0, statusIndex, userDeleted: false, revokedAt: now }).run())
+    },
+
     async highestStatusIndex () {
       return c.run(() => c.statements.highestStatusIndex.get()?.highest ?? null)
     },

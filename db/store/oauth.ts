@@ -27,6 +27,12 @@ export interface OAuthStore {
   /** The provider session of this uid, unless expired. */
   findOAuthModelByUid (kind: string, uid: string, now: Date): Promise<OAuthModelRecord | undefined>
   /** Marks the model consumed (a code exchanged, a refresh token rotated) at `now`; a consumed one stays so. */
+  /**
+   * Inserts the model unless an unexpired one of that kind and id exists (an expired one is replaced, its
+   * consumption cleared); true when it wrote. The claim of an id that must be unique while it lives (a
+   * client-credentials token's status index, core/oauth/client-token-status.ts), on any instance.
+   */
+  claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date): Promise<boolean>
   consumeOAuthModel (kind: string, id: string, now: Date): Promise<void>
   destroyOAuthModel (kind: string, id: string): Promise<void>
   /** Deletes every model of the grant (its codes, refresh tokens, the grant itself). */

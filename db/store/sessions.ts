@@ -141,6 +141,12 @@ export interface SessionsStore {
    * claiming one index, one gets it.
    */
   claimStatusIndex (sessionId: string, statusIndex: number): Promise<boolean>
+  /**
+   * Writes a revocation-log row for a status index that no session holds (a client-credentials token's,
+   * core/oauth/client-token-status.ts): every instance sets its bit in the status list. `sessionId` names
+   * the token in the log; its user_id is 0 (no user stands behind such a token).
+   */
+  revokeStatusIndex (sessionId: string, statusIndex: number, now: Date): Promise<void>
   /** The highest status index a session holds, null when none does: how many lists are in use. */
   highestStatusIndex (): Promise<number | null>
   /**

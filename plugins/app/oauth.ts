@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { currentDate } from '../../core/clock.js'
 import { createApps, type Apps } from '../../core/oauth/apps.js'
+import { createClientTokenStatus } from '../../core/oauth/client-token-status.js'
 import { loadCookieKeys, sealCookieKey } from '../../core/oauth/cookie-keys.js'
 import { createGrantSessions, type GrantSessions } from '../../core/oauth/grant-sessions.js'
 import { createProviderSessions } from '../../core/oauth/provider-sessions.js'
@@ -32,7 +33,8 @@ export default fp<OAuthPluginOptions>(async (fastify, { signingKeyEncryptionKey,
   const grantSessions = createGrantSessions({ store, revocations, clock })
   fastify.decorate('grantSessions', grantSessions)
   const providerSessions = createProviderSessions({ store, securityEvents: fastify.securityEvents, clock })
-  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, providerSessions, clock, log, cookieKeys: () => loadCookieKeys(store, sealer) }, options)
+  const clientTokens = createClientTokenStatus({ store, clock })
+  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, providerSessions, clientTokens, clock, log, cookieKeys: () => loadCookieKeys(store, sealer) }, options)
   fastify.decorate('oauth', oauth)
   fastify.decorate('apps', createApps({ store, grantSessions, revokeGrant: oauth.revokeGrant, securityEvents: fastify.securityEvents, clock }))
 }, { name: 'oauth', dependencies: ['store', 'tokens', 'status-list', 'clock', 'security-events'] })

@@ -164,3 +164,16 @@ t.test('pruning deletes expired models only, at most the limit at a time, and sa
   t.equal(await store.pruneOAuthModels(later(10 * 365 * 86_400), 100), 1, 'even far in the future, only the one with an expiry')
   t.ok(await store.findOAuthModel('Client', 'app', later(10 * 365 * 86_400)))
 })
+
+t.test('claimOAuthModel writes only where no unexpired model of that kind and id is', async (t) => {
+  const store = await testStore(t)
+  t.equal(await store.claimOAuthModel('ClientTokenStatus', '7', { jti: 'a' }, later(60), now), true, 'a free id is claimed')
+  t.equal(await store.claimOAuthModel('ClientTokenStatus', '7', { jti: 'b' }, later(120), now), false, 'a live one is not taken over')
+  t.match((await store.findOAuthModel('ClientTokenStatus', '7', now))?.payload, { jti: 'a' })
+  t.equal(await store.claimOAuthModel('Other', '7', { jti: 'c' }, later(60), now), true, 'kinds keep their ids apart')
+  await store.upsertOAuthModel('Client', '7', { client_id: '7' }, null)
+  t.equal(await store.claimOAuthModel('Client', '7', { jti: 'd' }, later(60), now), false, 'one that never expires is never taken over')
+  t.equal(await store.claimOAuthModel('ClientTokenStatus', '7', { jti: 'e' }, later(240), later(61)), true, 'an expired one is replaced')
+  const replaced = await store.findOAuthModel('ClientTokenStatus', '7', later(61))
+  t.match(replaced, { payload: { jti: 'e' }, expiresAt: later(240), consumedAt: null })
+})

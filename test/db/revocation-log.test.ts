@@ -71,3 +71,12 @@ t.test('a change of what GET /users/:id shows is a user-change row, written by t
   t.same([newest.statusIndex, newest.userDeleted], [null, false])
   t.ok(Math.abs(newest.revokedAt.getTime() - Date.now()) < 60_000, 'stamped with the time it was written')
 })
+
+t.test('revokeStatusIndex logs a status index no session holds (a client-credentials token\'s), with no user', async (t) => {
+  const store = await testStore(t)
+  const ada = await store.createUser(newUser('ada@example.com'))
+  await store.revokeStatusIndex('client-token.jti-1', 2_000_000_000, new Date())
+  const log = await store.readRevocations(0, new Date(0), 100)
+  t.same(log.map(row => [row.sessionId, row.userId, row.statusIndex, row.userDeleted]), [['client-token.jti-1', 0, 2_000_000_000, false]])
+  t.equal(await session(store, ada.id, 'a1', 2_000_000_000), false, 'no session takes the index while the log sets its bit')
+})

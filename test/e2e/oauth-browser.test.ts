@@ -101,6 +101,26 @@ t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "y
   t.equal(tokens.claims()?.sub, String(user.id))
 })
 
+t.test('in Chromium: a device link with the code in it: the confirmation names the app and the code, then sign-in and consent', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const user = await registerUser(server, 'header')
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'TV App', public: true, redirectUris: [], grants: ['urn:ietf:params:oauth:grant-type:device_code'] }))
+  const device = await client.initiateDeviceAuthorization(config, { scope: 'openid' })
+
+  const browser = await chromium()
+  const { page, violations } = await watchedPage(browser, t)
+  await page.goto(device.verification_uri_complete ?? '')
+  await page.getByText(/TV App asks to sign in/).waitFor()
+  t.match(await page.textContent('main'), device.user_code, 'the code is shown')
+  await page.getByRole('button', { name: 'Continue' }).click()
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.getByRole('button', { name: 'Allow' }).click()
+  await page.getByText(/you can close this page/i).waitFor()
+  t.same(await violations(), [], 'nothing refused under the CSP')
+})
+
 t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'header' })
   const app = await appSite(t)
