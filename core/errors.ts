@@ -38,6 +38,9 @@ export const ForbiddenError = createError('FORBIDDEN', 'A user may only read and
 export const AccountDisabledError = createError('ACCOUNT_DISABLED', 'This account is disabled; ask an administrator', 403)
 export const AdminOnlyError = createError('FORBIDDEN', 'Only administrators may use the admin API', 403)
 export const MfaEnrollmentRequiredError = createError('MFA_ENROLLMENT_REQUIRED', 'Administrators need a second factor (TOTP or a passkey) to use the admin API: turn one on first', 403)
+export const SecondFactorRequiredError = createError('SECOND_FACTOR_REQUIRED',
+  'The admin API needs a session that used a second factor: confirm it with your passkey (POST /auth/passkeys/reauthenticate), ' +
+  'or with your password and authenticator code (POST /auth/reauthenticate), or sign in again with one', 403)
 export const EmailNotVerifiedError = createError('EMAIL_NOT_VERIFIED', 'Verify your email address before logging in (see the mail we sent, or ask for a new one)', 403)
 export const CrossSiteRequestError = createError('CROSS_SITE_REQUEST', 'Cross-site requests carrying cookies are refused', 403)
 export const InteractionNotFoundError = createError('INTERACTION_NOT_FOUND', 'This sign-in for an app has expired or was opened in another browser; start again from the app', 400)

@@ -1,7 +1,7 @@
 import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, SecurityEventSearch, SessionRecord, UserRecord, UserRole } from '../../db/store.js'
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
-import { AdminOnlyError, MfaEnrollmentRequiredError, UserNotFoundError } from '../errors.js'
+import { AdminOnlyError, MfaEnrollmentRequiredError, SecondFactorRequiredError, UserNotFoundError } from '../errors.js'
 import type { SecurityEvents } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
 import { invitationMail } from '../mails.js'
@@ -35,8 +35,9 @@ export interface NewUserByAdmin {
 
 export interface Admin {
   /**
-   * The admin rule of every /admin request: 403 FORBIDDEN for a non-admin; 403 MFA_ENROLLMENT_REQUIRED
-   * for an admin without a second factor (TOTP on, or a passkey) while ADMIN_REQUIRE_MFA is on; and, for
+   * The admin rule of every /admin request: 403 FORBIDDEN for a non-admin; while ADMIN_REQUIRE_MFA is on, 403
+   * MFA_ENROLLMENT_REQUIRED for an admin without a second factor (TOTP on, or a passkey) and 403 SECOND_FACTOR_REQUIRED
+   * for a session that did not use one (a password or a provider's sign-in alone, until a step-up); and, for
    * a change, 403 REAUTHENTICATION_REQUIRED unless the session is fresh (REAUTH_MAX_AGE). Returns the admin.
    */
   authorize (user: UserRecord, sessionId: string, access: { change: boolean }): Promise<UserRecord>
@@ -69,7 +70,7 @@ export interface AdminDependencies {
     'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' | 'setUserRole' |
     'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent'>
   clock: Clock
-  sessions: Pick<Sessions, 'requireFresh'>
+  sessions: Pick<Sessions, 'requireFresh' | 'usedSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record'>
   mfa: Pick<Mfa, 'status'>
   mailer: Pick<Mailer, 'forOutbox' | 'wake'>
@@ -100,6 +101,9 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
       if (options.requireMfa) {
         const factors = await mfa.status(user.id)
         if (!factors.totp && !factors.passkeys) throw new MfaEnrollmentRequiredError()
+        // Owning a factor is not using it (issue 33, finding 3): a passkey-only admin signs in with the password alone,
+        // so a password thief would pass. This session must have used one, at its sign-in or a step-up since.
+        if (!await sessions.usedSecondFactor(sessionId)) throw new SecondFactorRequiredError()
       }
       if (change) await sessions.requireFresh(sessionId)
       return user

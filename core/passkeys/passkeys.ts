@@ -226,7 +226,8 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
       // The owner is in: a lockout that password guesses caused ends, as after a password reset.
       await loginThrottle.succeeded(user.email)
-      const session = await sessions.start(user.id, client)
+      // With user verification (required above): the passkey is a second factor on its own.
+      const session = await sessions.start(user.id, client, { methods: ['passkey'] })
       await securityEvents.record('passkey_login', client, { userId: user.id, sessionId: session.sessionId, detail: { passkey_id: passkey.id } })
       return { user, session }
     },
@@ -238,7 +239,7 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
         await securityEvents.record('login_failed', client, { userId: user.id, sessionId, detail: { method: 'passkey', reason: 'another user\'s passkey' } })
         throw new InvalidPasskeyError()
       }
-      await sessions.markAuthenticated(sessionId)
+      await sessions.markAuthenticated(sessionId, ['passkey'])
       await securityEvents.record('reauthenticated', client, { userId: user.id, sessionId, detail: { method: 'passkey', passkey_id: passkey.id } })
     }
   }

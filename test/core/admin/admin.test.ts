@@ -10,7 +10,7 @@ import { testStore } from '../../fixtures/database.js'
 const client = { ip: '203.0.113.7', userAgent: 'Firefox', requestId: 'req-1' }
 const OPTIONS = { requireMfa: true, publicUrl: 'https://accounts.example.com', passwordResetTtlSeconds: 1800, emailVerificationTtlSeconds: 86400 }
 
-async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { totp: false, passkeys: false } } = {}) {
+async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { totp: false, passkeys: false }, secondFactorUsed = true } = {}) {
   const store = await testStore(t)
   const clock = testClock()
   const status: MfaStatus = { ...factors, recoveryCodesLeft: 0 }
@@ -18,7 +18,7 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
   const admin = createAdmin({
     store,
     clock,
-    sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() } },
+    sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() }, usedSecondFactor: async () => secondFactorUsed },
     securityEvents: createSecurityEvents({ store, clock, log: silentLogger }),
     mfa: { status: async () => status },
     mailer: { forOutbox: (message) => message, wake () {} },
@@ -40,6 +40,8 @@ t.test('authorize: admins only; a second factor (TOTP or a passkey) under requir
   t.equal((await withPasskey.admin.authorize(promoted, 's', { change: true })).id, user.id, 'a passkey is a second factor')
   const withTotp = await setUp(t, { factors: { totp: true, passkeys: false } })
   t.ok(await withTotp.admin.authorize(promoted, 's', { change: true }), 'so is TOTP')
+  const passwordOnly = await setUp(t, { factors: { totp: false, passkeys: true }, secondFactorUsed: false })
+  await t.rejects(passwordOnly.admin.authorize(promoted, 's', { change: false }), { code: 'SECOND_FACTOR_REQUIRED' }, 'owned but not used in this session')
   const optional = await setUp(t, { requireMfa: false })
   t.ok(await optional.admin.authorize(promoted, 's', { change: true }), 'without ADMIN_REQUIRE_MFA none is needed')
   const stale = await setUp(t, { requireMfa: false, fresh: false })
