@@ -58,6 +58,10 @@ export const TotpSetupNotStartedError = createError('TOTP_SETUP_NOT_STARTED', 'N
 export const TotpNotEnabledError = createError('TOTP_NOT_ENABLED', 'TOTP is not on for this account', 409)
 export const ProviderNotFoundError = createError('PROVIDER_NOT_FOUND', 'No such sign-in provider', 404)
 export const IdentityNotFoundError = createError('IDENTITY_NOT_FOUND', 'No identity of yours at that provider', 404)
+export const TargetIsAdminError = createError('TARGET_IS_ADMIN',
+  'The user is an administrator: one admin may not disable, delete, end the sessions of or reset the second factor of another; ' +
+  'the operator demotes it first (account-service users set-role <id> user)', 409)
+export const LastAdminError = createError('LAST_ADMIN', 'You are the last enabled administrator: make another admin before you disable, delete or demote yourself', 409)
 export const LastLoginMethodError = createError('LAST_LOGIN_METHOD', 'This is your last way to sign in: set a password (forgot-password) or link another provider first', 409)
 export const PayloadTooLargeError = createError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit', 413)
 export const UnsupportedMediaTypeError = createError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)', 415)

@@ -1,13 +1,13 @@
 import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, SecurityEventSearch, SessionRecord, UserRecord, UserRole } from '../../db/store.js'
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
-import { AdminOnlyError, MfaEnrollmentRequiredError, SecondFactorRequiredError, UserNotFoundError } from '../errors.js'
+import { AdminOnlyError, LastAdminError, MfaEnrollmentRequiredError, SecondFactorRequiredError, TargetIsAdminError, UserNotFoundError } from '../errors.js'
 import type { SecurityEvents } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
-import { invitationMail } from '../mails.js'
+import { invitationMail, signInMethodNotice } from '../mails.js'
 import type { Mfa } from '../mfa/mfa.js'
 import { isGrantSession } from '../oauth/grant-sessions.js'
-import { changeRole, type AdminActor } from './roles.js'
+import { changeRole, isLastAdmin, type AdminActor } from './roles.js'
 import type { Sessions } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 
@@ -68,12 +68,12 @@ export interface AdminOptions extends MailedTokensOptions {
 export interface AdminDependencies {
   store: Pick<AccountStore, 'searchUsers' | 'findUserById' | 'createUser' | 'disableUser' | 'enableUser' | 'revokeUserSessions' |
     'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' | 'setUserRole' |
-    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent'>
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent' | 'countActiveAdmins'>
   clock: Clock
   sessions: Pick<Sessions, 'requireFresh' | 'usedSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record'>
   mfa: Pick<Mfa, 'status'>
-  mailer: Pick<Mailer, 'forOutbox' | 'wake'>
+  mailer: Pick<Mailer, 'forOutbox' | 'wake' | 'enqueue'>
   /** user.deleted: a deleted user's own events are gone with it, so this one is sent here. */
   webhooks: Pick<Webhooks, 'emitUser'>
 }
@@ -88,6 +88,20 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
   async function existing (userId: number): Promise<UserRecord> {
     const user = await store.findUserById(userId)
     if (user === undefined) throw new UserNotFoundError()
+    return user
+  }
+
+  /**
+   * The user an act that shuts an account out (disable, delete, end sessions, reset the second factor) may be
+   * done to (issue 33, finding 14): never another admin (409 TARGET_IS_ADMIN: a stolen admin session must not
+   * lock the other admins out; the operator demotes first), nor the actor itself when it is the last enabled admin
+   * (409 LAST_ADMIN). The CLI's operator (adminId null) is the one above the admins.
+   */
+  async function target (actor: AdminActor, userId: number, { self }: { self: 'allowed' | 'unless-last' }): Promise<UserRecord> {
+    const user = await existing(userId)
+    if (actor.adminId === null || user.role !== 'admin') return user
+    if (user.id !== actor.adminId) throw new TargetIsAdminError()
+    if (self === 'unless-last' && await isLastAdmin(store, user)) throw new LastAdminError()
     return user
   }
 
@@ -148,6 +162,7 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     },
 
     async disable (actor, userId) {
+      await target(actor, userId, { self: 'unless-last' })
       const ended = await store.disableUser(userId, currentDate(clock))
       if (ended === undefined) throw new UserNotFoundError()
       await record(actor, 'account_disabled', userId, { sessions: ended })
@@ -159,20 +174,22 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     },
 
     async endSessions (actor, userId) {
-      await existing(userId)
+      await target(actor, userId, { self: 'allowed' })
       const ended = await store.revokeUserSessions(userId, currentDate(clock))
       await record(actor, 'admin_sessions_revoked', userId, { sessions: ended })
     },
 
     async resetMfa (actor, userId) {
-      await existing(userId)
+      const user = await target(actor, userId, { self: 'allowed' })
       const wasOn = (await store.findTotp(userId))?.confirmedAt != null
       await store.deleteTotp(userId)
       await record(actor, 'admin_mfa_reset', userId, { totp_was_on: wasOn })
+      // In the outbox before the answer, as when the owner turns it off: whoever asked support for it may not be the owner.
+      if (wasOn) await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_reset' }, currentDate(clock), actor.client))
     },
 
     async deleteUser (actor, userId) {
-      const user = await existing(userId)
+      const user = await target(actor, userId, { self: 'unless-last' })
       if (!await store.deleteUser(userId)) throw new UserNotFoundError()
       // The user's own events went with it (ON DELETE CASCADE); this one is the admin's and stays.
       await record(actor, 'admin_user_deleted', null, { user_id: userId, email: user.email })

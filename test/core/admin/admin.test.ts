@@ -21,7 +21,7 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
     sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() }, usedSecondFactor: async () => secondFactorUsed },
     securityEvents: createSecurityEvents({ store, clock, log: silentLogger }),
     mfa: { status: async () => status },
-    mailer: { forOutbox: (message) => message, wake () {} },
+    mailer: { forOutbox: (message) => message, wake () {}, enqueue: async () => {} },
     webhooks: { emitUser: async (type, user) => { emitted.push(`${type} ${user.email}`) } }
   }, { ...OPTIONS, requireMfa })
   const newUser = (email: string) => store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
