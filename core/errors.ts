@@ -39,7 +39,7 @@ export const AccountDisabledError = createError('ACCOUNT_DISABLED', 'This accoun
 export const AdminOnlyError = createError('FORBIDDEN', 'Only administrators may use the admin API', 403)
 export const MfaEnrollmentRequiredError = createError('MFA_ENROLLMENT_REQUIRED', 'Administrators need a second factor (TOTP or a passkey) to use the admin API: turn one on first', 403)
 export const SecondFactorRequiredError = createError('SECOND_FACTOR_REQUIRED',
-  'The admin API needs a session that used a second factor: confirm it with your passkey (POST /auth/passkeys/reauthenticate), ' +
+  'This needs a session that used your second factor: confirm it with your passkey (POST /auth/passkeys/reauthenticate), ' +
   'or with your password and authenticator code (POST /auth/reauthenticate), or sign in again with one', 403)
 export const EmailNotVerifiedError = createError('EMAIL_NOT_VERIFIED', 'Verify your email address before logging in (see the mail we sent, or ask for a new one)', 403)
 export const CrossSiteRequestError = createError('CROSS_SITE_REQUEST', 'Cross-site requests carrying cookies are refused', 403)

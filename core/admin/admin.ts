@@ -1,7 +1,7 @@
 import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, SecurityEventSearch, SessionRecord, UserRecord, UserRole } from '../../db/store.js'
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
-import { AdminOnlyError, LastAdminError, MfaEnrollmentRequiredError, SecondFactorRequiredError, TargetIsAdminError, UserNotFoundError } from '../errors.js'
+import { AdminOnlyError, LastAdminError, MfaEnrollmentRequiredError, TargetIsAdminError, UserNotFoundError } from '../errors.js'
 import type { SecurityEvents } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
 import { invitationMail, signInMethodNotice } from '../mails.js'
@@ -70,7 +70,7 @@ export interface AdminDependencies {
     'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' | 'setUserRole' |
     'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent' | 'countActiveAdmins'>
   clock: Clock
-  sessions: Pick<Sessions, 'requireFresh' | 'usedSecondFactor'>
+  sessions: Pick<Sessions, 'requireFresh' | 'requireSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record'>
   mfa: Pick<Mfa, 'status'>
   mailer: Pick<Mailer, 'forOutbox' | 'wake' | 'enqueue'>
@@ -117,7 +117,7 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
         if (!factors.totp && !factors.passkeys) throw new MfaEnrollmentRequiredError()
         // Owning a factor is not using it (issue 33, finding 3): a passkey-only admin signs in with the password alone,
         // so a password thief would pass. This session must have used one, at its sign-in or a step-up since.
-        if (!await sessions.usedSecondFactor(sessionId)) throw new SecondFactorRequiredError()
+        await sessions.requireSecondFactor(sessionId)
       }
       if (change) await sessions.requireFresh(sessionId)
       return user

@@ -3,7 +3,7 @@ import { currentDate, type Clock } from '../clock.js'
 import type { FoundRefreshToken, SessionsStore } from '../../db/store.js'
 import {
   AccountDisabledError, InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
-  SessionNotFoundError, SessionRevokedError, TokenMismatchError
+  SecondFactorRequiredError, SessionNotFoundError, SessionRevokedError, TokenMismatchError
 } from '../errors.js'
 import { assignRandomStatusIndex } from '../revocations/status-list.js'
 import { TouchThrottle } from './touch-throttle.js'
@@ -60,8 +60,11 @@ export interface Sessions {
   proof (sessionId: string): Promise<{ authenticatedAt: Date, methods: AuthenticationMethod[] }>
   /** When the session's last password proof was; 401 SESSION_REVOKED when the session is gone. */
   authenticatedAt (sessionId: string): Promise<Date>
-  /** Whether the user used a second factor (TOTP, a recovery code, a passkey) in this session: at its sign-in or a re-authentication since. */
-  usedSecondFactor (sessionId: string): Promise<boolean>
+  /**
+   * 403 SECOND_FACTOR_REQUIRED unless the user used a second factor (TOTP, a recovery code, a passkey) in this session:
+   * at its sign-in or a re-authentication since.
+   */
+  requireSecondFactor (sessionId: string): Promise<void>
 }
 
 export interface SessionsOptions {
@@ -215,10 +218,10 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
 
     authenticatedAt: async (sessionId) => (await sessions.proof(sessionId)).authenticatedAt,
 
-    async usedSecondFactor (sessionId) {
+    async requireSecondFactor (sessionId) {
       const session = await store.findSession(sessionId)
       if (session === undefined) throw new SessionRevokedError()
-      return usedSecondFactor(session.amr)
+      if (!usedSecondFactor(session.amr)) throw new SecondFactorRequiredError()
     }
   }
   return sessions

@@ -84,6 +84,21 @@ t.test('a TOTP admin: password and code open /admin; the session that turned TOT
   t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 200, 'after the step-up: 200')
 })
 
+t.test('a password session of a passkey admin cannot add a second factor of its own to step up with', async (t) => {
+  const server = await build(t, { variant, env })
+  const admin = await adminSession(server, variant)
+  const credential = await addPasskey(server, admin)
+  const thief = await logIn(server, variant, admin.user)
+  assertError(t, await server.inject({ method: 'POST', url: '/auth/mfa/totp', ...credentials(variant, thief) }), 403, 'SECOND_FACTOR_REQUIRED')
+  assertError(t, await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, thief) }), 403, 'SECOND_FACTOR_REQUIRED')
+  t.same((await server.store.listPasskeys(admin.user.id)).length, 1, 'no passkey added')
+
+  // The owner, stepped up with its passkey, may.
+  const stepUp = await server.inject({ method: 'POST', url: '/auth/passkeys/reauthenticate', ...credentials(variant, thief), payload: credential.assert(await passkeyOptions(server)) as object })
+  t.equal(stepUp.statusCode, 204, stepUp.body)
+  t.equal((await server.inject({ method: 'POST', url: '/auth/mfa/totp', ...credentials(variant, thief) })).statusCode, 200, 'TOTP setup begins')
+})
+
 t.test('without ADMIN_REQUIRE_MFA a password session still opens /admin', async (t) => {
   const server = await build(t, { variant, env: { ADMIN_REQUIRE_MFA: 'false' } })
   const admin = await adminSession(server, variant)

@@ -3,7 +3,7 @@ import { createAdmin } from '../../../core/admin/admin.js'
 import { createSecurityEvents } from '../../../core/events/security-events.js'
 import { silentLogger } from '../../../core/logger.js'
 import type { MfaStatus } from '../../../core/mfa/mfa.js'
-import { ReauthenticationRequiredError } from '../../../core/errors.js'
+import { ReauthenticationRequiredError, SecondFactorRequiredError } from '../../../core/errors.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
 
@@ -18,7 +18,7 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
   const admin = createAdmin({
     store,
     clock,
-    sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() }, usedSecondFactor: async () => secondFactorUsed },
+    sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() }, requireSecondFactor: async () => { if (!secondFactorUsed) throw new SecondFactorRequiredError() } },
     securityEvents: createSecurityEvents({ store, clock, log: silentLogger }),
     mfa: { status: async () => status },
     mailer: { forOutbox: (message) => message, wake () {}, enqueue: async () => {} },
