@@ -50,10 +50,13 @@ export interface Admin {
   /** Disables the account and ends every session of it at once (revocation log); 404 USER_NOT_FOUND. */
   disable (actor: AdminActor, userId: number): Promise<void>
   enable (actor: AdminActor, userId: number): Promise<void>
-  /** Ends every session of the user (apps' grants too); 404 USER_NOT_FOUND. */
-  endSessions (actor: AdminActor, userId: number): Promise<void>
-  /** The CLI's `mfa reset`: TOTP off, recovery codes and pending second steps void; 404 USER_NOT_FOUND. */
-  resetMfa (actor: AdminActor, userId: number): Promise<void>
+  /** Ends every session of the user (apps' grants too) and returns how many were live; 404 USER_NOT_FOUND. */
+  endSessions (actor: AdminActor, userId: number): Promise<number>
+  /**
+   * TOTP off, recovery codes and pending second steps void, the owner mailed when it was on (the API's reset and
+   * the CLI's `mfa reset`); `removed` when a setup not yet confirmed was all there was. 404 USER_NOT_FOUND.
+   */
+  resetMfa (actor: AdminActor, userId: number): Promise<{ totpWasOn: boolean, removed: boolean }>
   /** Deletes the user; its audit row (admin_user_deleted) outlives it with user_id null and the id in detail. */
   deleteUser (actor: AdminActor, userId: number): Promise<void>
   /** The audit trail across users, newest first. */
@@ -177,15 +180,17 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
       await target(actor, userId, { self: 'allowed' })
       const ended = await store.revokeUserSessions(userId, currentDate(clock))
       await record(actor, 'admin_sessions_revoked', userId, { sessions: ended })
+      return ended
     },
 
     async resetMfa (actor, userId) {
       const user = await target(actor, userId, { self: 'allowed' })
       const wasOn = (await store.findTotp(userId))?.confirmedAt != null
-      await store.deleteTotp(userId)
+      const removed = await store.deleteTotp(userId)
       await record(actor, 'admin_mfa_reset', userId, { totp_was_on: wasOn })
       // In the outbox before the answer, as when the owner turns it off: whoever asked support for it may not be the owner.
       if (wasOn) await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_reset' }, currentDate(clock), actor.client))
+      return { totpWasOn: wasOn, removed }
     },
 
     async deleteUser (actor, userId) {

@@ -13,6 +13,9 @@ export async function isLastAdmin (store: Pick<AccountStore, 'countActiveAdmins'
   return user.role === 'admin' && user.disabledAt === null && await store.countActiveAdmins() <= 1
 }
 
+/** The operator at the CLI (account-service): no admin account (actor_id null), the CLI as its client. */
+export const CLI_OPERATOR: AdminActor = { adminId: null, client: { ip: null, userAgent: 'account-service CLI', requestId: null } }
+
 /**
  * Sets a user's role and records `role_changed` (with the acting admin, null from the CLI). The one
  * rule of a role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createAdmin } from '../../../core/admin/admin.js'
+import { createAdmin, type AdminActor } from '../../../core/admin/admin.js'
 import { createSecurityEvents } from '../../../core/events/security-events.js'
 import { silentLogger } from '../../../core/logger.js'
 import type { MfaStatus } from '../../../core/mfa/mfa.js'
@@ -80,7 +80,7 @@ t.test('every action is an event of its target with the admin as actor; 404 for 
   t.ok(trail.every(event => event.actorId === boss.id && event.ip === client.ip))
   t.match(trail[0], { userId: null, detail: { user_id: ada.id, email: 'ada@example.com' } })
   t.same(emitted, ['user.deleted ada@example.com'], 'the deletion is sent as user.deleted (the other actions go through their events)')
-  for (const action of [admin.disable, admin.enable, admin.endSessions, admin.resetMfa, admin.deleteUser]) {
+  for (const action of [admin.disable, admin.enable, admin.endSessions, admin.resetMfa, admin.deleteUser] as Array<(actor: AdminActor, id: number) => Promise<unknown>>) {
     await t.rejects(action(actor, ada.id), { code: 'USER_NOT_FOUND' })
   }
   await t.rejects(admin.userDetails(ada.id), { code: 'USER_NOT_FOUND' })
