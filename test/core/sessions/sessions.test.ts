@@ -129,3 +129,18 @@ t.test('renew after a password change rotates the session\'s own refresh token, 
   t.same(JSON.parse(foreign.accessToken), claims)
   await t.resolves(sessions.refresh(other.refreshToken, { rotate: false }, client), 'and still valid')
 })
+
+t.test('a session remembers how it was signed in; a step-up adds its methods; a second factor is one of them or not', async (t) => {
+  const { sessions, userId } = await setUp(t)
+  const { sessionId } = await sessions.start(userId, client, password)
+  await t.rejects(sessions.requireSecondFactor(sessionId), { code: 'SECOND_FACTOR_REQUIRED' }, 'a password alone')
+  await sessions.markAuthenticated(sessionId, ['password'])
+  await t.rejects(sessions.requireSecondFactor(sessionId), { code: 'SECOND_FACTOR_REQUIRED' }, 'nor twice')
+  await sessions.markAuthenticated(sessionId, ['passkey'])
+  await sessions.requireSecondFactor(sessionId)
+  await sessions.markAuthenticated(sessionId, ['password'])
+  t.same((await sessions.proof(sessionId)).methods, ['password', 'passkey'], 'added, never replaced')
+  const withCode = await sessions.start(userId, client, { methods: ['provider', 'recovery_code'] })
+  await sessions.requireSecondFactor(withCode.sessionId)
+  await t.rejects(sessions.requireSecondFactor('gone'), { code: 'SESSION_REVOKED' })
+})
