@@ -38,6 +38,9 @@ export const ForbiddenError = createError('FORBIDDEN', 'A user may only read and
 export const AccountDisabledError = createError('ACCOUNT_DISABLED', 'This account is disabled; ask an administrator', 403)
 export const AdminOnlyError = createError('FORBIDDEN', 'Only administrators may use the admin API', 403)
 export const MfaEnrollmentRequiredError = createError('MFA_ENROLLMENT_REQUIRED', 'Administrators need a second factor (TOTP or a passkey) to use the admin API: turn one on first', 403)
+export const SecondFactorRequiredError = createError('SECOND_FACTOR_REQUIRED',
+  'This needs a session that used your second factor: confirm it with your passkey (POST /auth/passkeys/reauthenticate), ' +
+  'or with your password and authenticator code (POST /auth/reauthenticate), or sign in again with one', 403)
 export const EmailNotVerifiedError = createError('EMAIL_NOT_VERIFIED', 'Verify your email address before logging in (see the mail we sent, or ask for a new one)', 403)
 export const CrossSiteRequestError = createError('CROSS_SITE_REQUEST', 'Cross-site requests carrying cookies are refused', 403)
 export const InteractionNotFoundError = createError('INTERACTION_NOT_FOUND', 'This sign-in for an app has expired or was opened in another browser; start again from the app', 400)
@@ -56,6 +59,10 @@ export const TotpSetupNotStartedError = createError('TOTP_SETUP_NOT_STARTED', 'N
 export const TotpNotEnabledError = createError('TOTP_NOT_ENABLED', 'TOTP is not on for this account', 409)
 export const ProviderNotFoundError = createError('PROVIDER_NOT_FOUND', 'No such sign-in provider', 404)
 export const IdentityNotFoundError = createError('IDENTITY_NOT_FOUND', 'No identity of yours at that provider', 404)
+export const TargetIsAdminError = createError('TARGET_IS_ADMIN',
+  'The user is an administrator: one admin may not disable, delete, end the sessions of or reset the second factor of another; ' +
+  'the operator demotes it first (account-service users set-role <id> user)', 409)
+export const LastAdminError = createError('LAST_ADMIN', 'You are the last enabled administrator: make another admin before you disable, delete or demote yourself', 409)
 export const LastLoginMethodError = createError('LAST_LOGIN_METHOD', 'This is your last way to sign in: set a password (forgot-password) or link another provider first', 409)
 export const PayloadTooLargeError = createError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit', 413)
 export const UnsupportedMediaTypeError = createError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)', 415)

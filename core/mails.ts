@@ -60,6 +60,8 @@ export function emailChangedNotice (previousEmail: string, newEmail: string, at:
 export type SignInMethodChange =
   | { kind: 'passkey_added', name: string }
   | { kind: 'totp_disabled' }
+  /** An administrator (or the operator's CLI) turned it off: support for a lost authenticator. */
+  | { kind: 'totp_reset' }
   | { kind: 'identity_linked', provider: string }
 
 /** The subject, and what happened (a clause after "On <date>"), of each change. */
@@ -74,6 +76,12 @@ function describe (change: SignInMethodChange): { subject: string, what: string 
       return {
         subject: 'Two-step sign-in was turned off',
         what: 'the authenticator app (TOTP) of your account was turned off, its recovery codes with it: a sign-in no longer asks for a code'
+      }
+    case 'totp_reset':
+      return {
+        subject: 'An administrator turned off two-step sign-in',
+        what: 'an administrator turned off the authenticator app (TOTP) of your account, its recovery codes with it, ' +
+          'as support does for a lost authenticator: a sign-in no longer asks for a code'
       }
     case 'identity_linked':
       return {

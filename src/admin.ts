@@ -2,7 +2,10 @@ import { createReadStream } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { describeDatabase } from '../db/database-url.js'
 import { StoreUnavailableError, USER_ROLES, type AccountStore, type SigningKeyRecord, type UserRecord, type UserRole } from '../db/store.js'
-import { changeRole } from '../core/admin/roles.js'
+import { changeRole, CLI_OPERATOR } from '../core/admin/roles.js'
+import type { Config } from '../core/config.js'
+import { UserNotFoundError } from '../core/errors.js'
+import type { Logger, LogFn } from '../core/logger.js'
 import { SECURITY_EVENT_TYPES } from '../core/events/types.js'
 import { visible, visibleJson } from '../core/control-characters.js'
 import { removeClient as removeClientAndGrants } from '../core/oauth/client-removal.js'
@@ -10,6 +13,7 @@ import { CLIENT_GRANTS, newClient, type ClientGrant, type NewClient } from '../c
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
 import { rotateSigningKey } from '../core/tokens/keys.js'
 import { VERSION_LINE } from '../core/version.js'
+import type { Operator } from './operator.js'
 
 /*
  * The admin CLI (`account-service <command>`), for the operator of one store.
@@ -27,16 +31,18 @@ Commands:
                               Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys requires (refused without it)
   users list                  users in id order (--limit, --after for the next page)
   users show <id|email>       one user
-  users delete <id>           delete a user and every session of theirs
+  users delete <id>           delete a user and every session of theirs; recorded as admin_user_deleted (sent as user.deleted)
   users import <file>         import users from another system, with their password hashes (bcrypt, Argon2, scrypt, PBKDF2):
                               NDJSON, one user a line (streamed), or a JSON array; - reads standard input. Prints how many
                               were imported and each line skipped with its reason (a bad line or a taken email never stops it)
   users set-role <id|email> <role>
                               make a user an admin (role admin) or not (role user); recorded as a security event
                               (role_changed). Admins use the admin API (/admin)
-  sessions revoke <id|email>  end every session of a user (access tokens live until they expire)
+  sessions revoke <id|email>  end every session of a user (access tokens are refused within the revocation bound); recorded as
+                              admin_sessions_revoked (sent as session.revoked)
   mfa reset <id|email>        turn off a user's TOTP and void its recovery codes (support, for a lost authenticator);
-                              the next login asks for the password only. Recorded as a security event
+                              the next login asks for the password only. Recorded as admin_mfa_reset (sent as mfa.changed);
+                              the owner is mailed (through the outbox: the running service sends it)
   hash calibrate              measure Argon2id on this host and store the parameters that take about PASSWORD_HASH_TARGET
                               (never below OWASP's minimum); instances hash with them after their next start, and rehash
                               each password at its next login
@@ -173,7 +179,7 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     const databaseUrl = values.database ?? config.databaseUrl
     const sealer = config.signingKeyEncryptionKey === undefined ? undefined : createSealer(config.signingKeyEncryptionKey)
     store = await openStore(databaseUrl)
-    await command(store, options, out, { databaseUrl, sealer, env, stdin })
+    await command(store, options, out, { databaseUrl, sealer, env, stdin, config, log: stderrLogger(err) })
     return 0
   } catch (error) {
     if (error instanceof UsageError) return usage(err, error.message)
@@ -202,6 +208,30 @@ interface Context {
   sealer?: Sealer
   env: AdminIo['env']
   stdin: AdminIo['stdin']
+  config: Config
+  /** Where the rules' warnings and errors go (a webhook not written, say): standard error. */
+  log: Logger
+}
+
+/** The rules' warnings and errors as lines on standard error; their info lines (each security event) are not printed. */
+function stderrLogger (err: Output): Logger {
+  const line: LogFn = (first: object | string, message?: string) => {
+    const error = typeof first === 'object' ? (first as { err?: Error }).err : undefined
+    printError(err, `warning: ${typeof first === 'string' ? first : message ?? ''}${error === undefined ? '' : `: ${error.message}`}`)
+  }
+  return { debug () {}, info () {}, warn: line, error: line }
+}
+
+/** Runs `act` with the admin rules as the operator's (src/operator.ts), closing them after. */
+async function asOperator<T> (store: AccountStore, { config, log }: Context, act: (operator: Operator) => Promise<T>): Promise<T> {
+  // Loaded only now: --help and the other commands do not pay for the rules' modules.
+  const { operatorRules } = await import('./operator.js')
+  const operator = operatorRules(store, config, log)
+  try {
+    return await act(operator)
+  } finally {
+    await operator.close()
+  }
 }
 
 type Command = (store: AccountStore, options: Options, out: Output, context: Context) => Promise<void>
@@ -241,16 +271,16 @@ function commandFor (positionals: string[], options: Options): Command {
     }
     case 'users delete':
       expect(3, 'users delete <id>')
-      return async (store, options, out) => deleteUser(store, parseId(argument), options, out)
+      return async (store, options, out, context) => deleteUser(store, parseId(argument), options, out, context)
     case 'users import':
       expect(3, 'users import <file|->')
       return async (store, options, out, { stdin }) => importUsers(store, () => argument === '-' ? stdin : createReadStream(argument), options, out)
     case 'sessions revoke':
       expect(3, 'sessions revoke <id|email>')
-      return async (store, options, out) => revokeSessions(store, argument, options, out)
+      return async (store, options, out, context) => revokeSessions(store, argument, options, out, context)
     case 'mfa reset':
       expect(3, 'mfa reset <id|email>')
-      return async (store, options, out) => resetMfa(store, argument, options, out)
+      return async (store, options, out, context) => resetMfa(store, argument, options, out, context)
     case 'hash calibrate':
       expect(2, 'hash calibrate')
       return calibrateHash
@@ -319,8 +349,14 @@ async function listUsers (store: AccountStore, options: Options, out: Output) {
   print(out, options, users.map(describeUser), users.length === 0 ? 'no users' : users.map(formatUser).join('\n'))
 }
 
-async function deleteUser (store: AccountStore, id: number, options: Options, out: Output) {
-  if (!await store.deleteUser(id)) throw new CommandError(`no user with id ${id}`)
+/** As the admin API's deletion: the audit row (admin_user_deleted, actor_id null) and the user.deleted webhook. */
+async function deleteUser (store: AccountStore, id: number, options: Options, out: Output, context: Context) {
+  try {
+    await asOperator(store, context, ({ admin }) => admin.deleteUser(CLI_OPERATOR, id))
+  } catch (error) {
+    if (error instanceof UserNotFoundError) throw new CommandError(`no user with id ${id}`)
+    throw error
+  }
   print(out, options, { deleted: id }, `deleted user ${id} and their sessions`)
 }
 
@@ -370,29 +406,25 @@ async function importUsers (store: AccountStore, open: () => AsyncIterable<Uint8
   ].join('\n'))
 }
 
-async function revokeSessions (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
+/** As the admin API's "end sessions": the audit row (admin_sessions_revoked) and the session.revoked webhook. */
+async function revokeSessions (store: AccountStore, idOrEmail: string, options: Options, out: Output, context: Context) {
   const user = await findUser(store, idOrEmail)
-  const revoked = await store.revokeUserSessions(user.id, new Date())
+  const revoked = await asOperator(store, context, ({ admin }) => admin.endSessions(CLI_OPERATOR, user.id))
   print(out, options, { userId: user.id, revoked }, `revoked ${revoked} session${revoked === 1 ? '' : 's'} of user ${user.id} (${visible(user.email)})`)
 }
 
-async function resetMfa (store: AccountStore, idOrEmail: string, options: Options, out: Output) {
+/** As the admin API's reset: the audit row (admin_mfa_reset), the mfa.changed webhook, and the owner's mail when TOTP was on. */
+async function resetMfa (store: AccountStore, idOrEmail: string, options: Options, out: Output, context: Context) {
   const user = await findUser(store, idOrEmail)
-  const wasOn = (await store.findTotp(user.id))?.confirmedAt != null
-  const removed = await store.deleteTotp(user.id)
-  if (wasOn) {
-    // The user sees it among its security events, as support's act and not its own.
-    const detail = { method: 'totp', reason: 'support reset' }
-    await store.recordSecurityEvent({ type: 'mfa_disabled', userId: user.id, sessionId: null, ip: null, userAgent: null, requestId: null, detail, createdAt: new Date() })
-  }
-  print(out, options, { userId: user.id, reset: wasOn }, wasOn
+  const { totpWasOn, removed } = await asOperator(store, context, ({ admin }) => admin.resetMfa(CLI_OPERATOR, user.id))
+  print(out, options, { userId: user.id, reset: totpWasOn }, totpWasOn
     ? `turned off TOTP of user ${user.id} (${visible(user.email)}) and voided its recovery codes; the next login asks for the password only`
     : `user ${user.id} (${visible(user.email)}) had no TOTP turned on${removed ? ' (a setup not yet confirmed was removed)' : ''}; nothing to reset`)
 }
 
 async function setRole (store: AccountStore, idOrEmail: string, role: UserRole, options: Options, out: Output) {
   const user = await findUser(store, idOrEmail)
-  const { changed } = await changeRole(store, user.id, role, { adminId: null, client: { ip: null, userAgent: 'account-service CLI', requestId: null } }, new Date())
+  const { changed } = await changeRole(store, user.id, role, CLI_OPERATOR, new Date())
   print(out, options, { userId: user.id, role, changed }, changed
     ? `user ${user.id} (${visible(user.email)}) is now ${role === 'admin' ? 'an admin' : 'a user'} (was ${user.role})`
     : `user ${user.id} (${visible(user.email)}) already had the role ${role}; nothing changed`)

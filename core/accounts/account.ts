@@ -70,7 +70,7 @@ export interface AccountDependencies {
   log: Logger
   passwords: Pick<Passwords, 'hash'>
   mailer: Pick<Mailer, 'send' | 'forOutbox' | 'wake'>
-  sessions: Pick<Sessions, 'requireFresh' | 'authenticatedAt' | 'start'>
+  sessions: Pick<Sessions, 'requireFresh' | 'proof' | 'start'>
   securityEvents: Pick<SecurityEvents, 'record'>
   authentication: Pick<Authentication, 'confirmPassword'>
   loginThrottle: Pick<LoginThrottle, 'succeeded'>
@@ -117,7 +117,7 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       }
 
       const now = currentDate(clock)
-      const authenticatedAt = await sessions.authenticatedAt(sessionId)
+      const { authenticatedAt, methods } = await sessions.proof(sessionId)
       // One transaction: the new address (unverified until a link mailed to it is followed), every mailed token
       // void, the warning to the old address in the outbox (it must survive a crash and an SMTP outage), and every
       // session ended: whoever held a session before the change loses it (OWASP ASVS 3.3.3).
@@ -127,8 +127,8 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       mailer.wake()
       account.sendVerificationMail(updated)
       if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
-      // The actor goes on in a new session, as fresh as the one it came from (the change is no new password proof).
-      const session = await sessions.start(user.id, client, { authenticatedAt })
+      // The actor goes on in a new session, as fresh as the one it came from and with its methods (the change is no new proof).
+      const session = await sessions.start(user.id, client, { methods, authenticatedAt })
       await securityEvents.record('email_changed', client, { userId: user.id, sessionId: session.sessionId, detail: { previous_email: user.email, email: updated.email } })
       return { session }
     },

@@ -1,13 +1,13 @@
 import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, SecurityEventSearch, SessionRecord, UserRecord, UserRole } from '../../db/store.js'
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
-import { AdminOnlyError, MfaEnrollmentRequiredError, UserNotFoundError } from '../errors.js'
+import { AdminOnlyError, LastAdminError, MfaEnrollmentRequiredError, TargetIsAdminError, UserNotFoundError } from '../errors.js'
 import type { SecurityEvents } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
-import { invitationMail } from '../mails.js'
+import { invitationMail, signInMethodNotice } from '../mails.js'
 import type { Mfa } from '../mfa/mfa.js'
 import { isGrantSession } from '../oauth/grant-sessions.js'
-import { changeRole, type AdminActor } from './roles.js'
+import { changeRole, isLastAdmin, type AdminActor } from './roles.js'
 import type { Sessions } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 
@@ -35,8 +35,9 @@ export interface NewUserByAdmin {
 
 export interface Admin {
   /**
-   * The admin rule of every /admin request: 403 FORBIDDEN for a non-admin; 403 MFA_ENROLLMENT_REQUIRED
-   * for an admin without a second factor (TOTP on, or a passkey) while ADMIN_REQUIRE_MFA is on; and, for
+   * The admin rule of every /admin request: 403 FORBIDDEN for a non-admin; while ADMIN_REQUIRE_MFA is on, 403
+   * MFA_ENROLLMENT_REQUIRED for an admin without a second factor (TOTP on, or a passkey) and 403 SECOND_FACTOR_REQUIRED
+   * for a session that did not use one (a password or a provider's sign-in alone, until a step-up); and, for
    * a change, 403 REAUTHENTICATION_REQUIRED unless the session is fresh (REAUTH_MAX_AGE). Returns the admin.
    */
   authorize (user: UserRecord, sessionId: string, access: { change: boolean }): Promise<UserRecord>
@@ -49,10 +50,13 @@ export interface Admin {
   /** Disables the account and ends every session of it at once (revocation log); 404 USER_NOT_FOUND. */
   disable (actor: AdminActor, userId: number): Promise<void>
   enable (actor: AdminActor, userId: number): Promise<void>
-  /** Ends every session of the user (apps' grants too); 404 USER_NOT_FOUND. */
-  endSessions (actor: AdminActor, userId: number): Promise<void>
-  /** The CLI's `mfa reset`: TOTP off, recovery codes and pending second steps void; 404 USER_NOT_FOUND. */
-  resetMfa (actor: AdminActor, userId: number): Promise<void>
+  /** Ends every session of the user (apps' grants too) and returns how many were live; 404 USER_NOT_FOUND. */
+  endSessions (actor: AdminActor, userId: number): Promise<number>
+  /**
+   * TOTP off, recovery codes and pending second steps void, the owner mailed when it was on (the API's reset and
+   * the CLI's `mfa reset`); `removed` when a setup not yet confirmed was all there was. 404 USER_NOT_FOUND.
+   */
+  resetMfa (actor: AdminActor, userId: number): Promise<{ totpWasOn: boolean, removed: boolean }>
   /** Deletes the user; its audit row (admin_user_deleted) outlives it with user_id null and the id in detail. */
   deleteUser (actor: AdminActor, userId: number): Promise<void>
   /** The audit trail across users, newest first. */
@@ -67,12 +71,12 @@ export interface AdminOptions extends MailedTokensOptions {
 export interface AdminDependencies {
   store: Pick<AccountStore, 'searchUsers' | 'findUserById' | 'createUser' | 'disableUser' | 'enableUser' | 'revokeUserSessions' |
     'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' | 'setUserRole' |
-    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent'>
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent' | 'countActiveAdmins'>
   clock: Clock
-  sessions: Pick<Sessions, 'requireFresh'>
+  sessions: Pick<Sessions, 'requireFresh' | 'requireSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record'>
   mfa: Pick<Mfa, 'status'>
-  mailer: Pick<Mailer, 'forOutbox' | 'wake'>
+  mailer: Pick<Mailer, 'forOutbox' | 'wake' | 'enqueue'>
   /** user.deleted: a deleted user's own events are gone with it, so this one is sent here. */
   webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
 }
@@ -90,6 +94,20 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     return user
   }
 
+  /**
+   * The user an act that shuts an account out (disable, delete, end sessions, reset the second factor) may be
+   * done to (issue 33, finding 14): never another admin (409 TARGET_IS_ADMIN: a stolen admin session must not
+   * lock the other admins out; the operator demotes first), nor the actor itself when it is the last enabled admin
+   * (409 LAST_ADMIN). The CLI's operator (adminId null) is the one above the admins.
+   */
+  async function target (actor: AdminActor, userId: number, { self }: { self: 'allowed' | 'unless-last' }): Promise<UserRecord> {
+    const user = await existing(userId)
+    if (actor.adminId === null || user.role !== 'admin') return user
+    if (user.id !== actor.adminId) throw new TargetIsAdminError()
+    if (self === 'unless-last' && await isLastAdmin(store, user)) throw new LastAdminError()
+    return user
+  }
+
   // The target's id goes in detail too: an admin's rows outlive the user's deletion with user_id null (deleteUser).
   const record = (actor: AdminActor, type: Parameters<SecurityEvents['record']>[0], userId: number | null, detail: Record<string, unknown> = {}) =>
     securityEvents.record(type, actor.client, { userId, actorId: actor.adminId, detail: { user_id: userId, ...detail } })
@@ -100,6 +118,9 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
       if (options.requireMfa) {
         const factors = await mfa.status(user.id)
         if (!factors.totp && !factors.passkeys) throw new MfaEnrollmentRequiredError()
+        // Owning a factor is not using it (issue 33, finding 3): a passkey-only admin signs in with the password alone,
+        // so a password thief would pass. This session must have used one, at its sign-in or a step-up since.
+        await sessions.requireSecondFactor(sessionId)
       }
       if (change) await sessions.requireFresh(sessionId)
       return user
@@ -144,6 +165,7 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     },
 
     async disable (actor, userId) {
+      await target(actor, userId, { self: 'unless-last' })
       const ended = await store.disableUser(userId, currentDate(clock))
       if (ended === undefined) throw new UserNotFoundError()
       await record(actor, 'account_disabled', userId, { sessions: ended })
@@ -155,20 +177,24 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     },
 
     async endSessions (actor, userId) {
-      await existing(userId)
+      await target(actor, userId, { self: 'allowed' })
       const ended = await store.revokeUserSessions(userId, currentDate(clock))
       await record(actor, 'admin_sessions_revoked', userId, { sessions: ended })
+      return ended
     },
 
     async resetMfa (actor, userId) {
-      await existing(userId)
+      const user = await target(actor, userId, { self: 'allowed' })
       const wasOn = (await store.findTotp(userId))?.confirmedAt != null
-      await store.deleteTotp(userId)
+      const removed = await store.deleteTotp(userId)
       await record(actor, 'admin_mfa_reset', userId, { totp_was_on: wasOn })
+      // In the outbox before the answer, as when the owner turns it off: whoever asked support for it may not be the owner.
+      if (wasOn) await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_reset' }, currentDate(clock), actor.client))
+      return { totpWasOn: wasOn, removed }
     },
 
     async deleteUser (actor, userId) {
-      const user = await existing(userId)
+      const user = await target(actor, userId, { self: 'unless-last' })
       // user.deleted is written in the deletion's transaction: both or neither.
       if (!await store.deleteUser(userId, webhooks.userEvent('user.deleted')?.(user))) throw new UserNotFoundError()
       webhooks.wake()

@@ -1,5 +1,5 @@
 import type { AccountStore, UserRecord, UserRole } from '../../db/store.js'
-import { UserNotFoundError } from '../errors.js'
+import { LastAdminError, UserNotFoundError } from '../errors.js'
 import type { Client } from '../events/types.js'
 
 /** The admin acting (its user id; null from the CLI on the host) and the request it acts through. */
@@ -8,15 +8,26 @@ export interface AdminActor {
   client: Client
 }
 
+/** Whether `user` is an enabled admin and no other is. */
+export async function isLastAdmin (store: Pick<AccountStore, 'countActiveAdmins'>, user: UserRecord): Promise<boolean> {
+  return user.role === 'admin' && user.disabledAt === null && await store.countActiveAdmins() <= 1
+}
+
+/** The operator at the CLI (account-service): no admin account (actor_id null), the CLI as its client. */
+export const CLI_OPERATOR: AdminActor = { adminId: null, client: { ip: null, userAgent: 'account-service CLI', requestId: null } }
+
 /**
  * Sets a user's role and records `role_changed` (with the acting admin, null from the CLI). The one
  * rule of a role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.
  */
 export async function changeRole (
-  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'recordSecurityEvent'>, userId: number, role: UserRole, actor: AdminActor, now: Date
+  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'recordSecurityEvent' | 'countActiveAdmins'>, userId: number, role: UserRole, actor: AdminActor, now: Date
 ): Promise<{ user: UserRecord, changed: boolean }> {
   const user = await store.findUserById(userId)
-  if (user === undefined || !await store.setUserRole(userId, role, now)) throw new UserNotFoundError()
+  if (user === undefined) throw new UserNotFoundError()
+  // An admin demoting itself must leave another behind: else no one is left to use /admin (409 LAST_ADMIN).
+  if (actor.adminId === userId && user.role === 'admin' && role !== 'admin' && await isLastAdmin(store, user)) throw new LastAdminError()
+  if (!await store.setUserRole(userId, role, now)) throw new UserNotFoundError()
   const changed = user.role !== role
   if (changed) {
     const { ip, userAgent, requestId } = actor.client

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js'
 import { MFA_MAX_WRONG_CODES, type Mfa, type MfaVerdict } from '../mfa/mfa.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Passwords } from '../passwords/passwords.js'
+import type { AuthenticationMethod } from '../sessions/authentication-methods.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
 
 export interface Authentication {
@@ -142,7 +143,7 @@ export function createAuthentication (
         }
       }
       if (secondStep) throw mfaRequired(await mfa.challenge(user.id))
-      const session = await sessions.start(user.id, client)
+      const session = await sessions.start(user.id, client, { methods: ['password'] })
       await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: 'password' } })
       return { user, session }
     },
@@ -172,10 +173,10 @@ export function createAuthentication (
       if (verdict.method === 'recovery_code') {
         await securityEvents.record('recovery_code_used', client, { ...subject, detail: { left: await store.countRecoveryCodes(user.id) } })
       }
-      // Its authenticatedAt is now: the first factor and the code together are this session's proof (REAUTH_MAX_AGE).
-      const session = await sessions.start(user.id, client)
       // The first factor is the one the mfa_token was issued after: a password, or a provider's sign-in.
       const provider = mfa.providerOf(mfaToken)
+      // Its authenticatedAt is now: the first factor and the code together are this session's proof (REAUTH_MAX_AGE).
+      const session = await sessions.start(user.id, client, { methods: [provider === undefined ? 'password' : 'provider', verdict.method] })
       const firstFactor = provider === undefined ? {} : { provider }
       await securityEvents.record('login', client, {
         userId: user.id, sessionId: session.sessionId, detail: { method: `${provider === undefined ? 'password' : 'oidc'}+${verdict.method}`, ...firstFactor }
@@ -197,17 +198,17 @@ export function createAuthentication (
         ? await passwords.verifyNothing(password)
         : await passwords.verify(passwordHash, password), client, subject, false)
       if (!matches) throw new InvalidCredentialsError()
-      let method = 'password'
+      let methods: AuthenticationMethod[] = ['password']
       if (await settled(user.email, reservation, () => mfa.isRequired(user.id))) {
         // A one-factor step-up would unlock turning the second factor off: the code is needed too.
         await loginThrottle.release(user.email, reservation)
         if (code === undefined || code.trim() === '') throw new MfaCodeRequiredError()
-        method = `password+${await confirmCode(user, code, client, subject)}`
+        methods = ['password', await confirmCode(user, code, client, subject)]
       } else {
         await loginThrottle.succeeded(user.email)
       }
-      await sessions.markAuthenticated(sessionId)
-      await securityEvents.record('reauthenticated', client, { ...subject, detail: { method } })
+      await sessions.markAuthenticated(sessionId, methods)
+      await securityEvents.record('reauthenticated', client, { ...subject, detail: { method: methods.join('+') } })
     }
   }
   return authentication

@@ -179,7 +179,7 @@ export function createIdentities ({ store, clock, sessions, securityEvents, acco
       if (user.disabledAt !== null) throw new AccountDisabledError()
       // With TOTP on, the provider is the first factor only: no session before the code.
       if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, provider) }
-      const session = await sessions.start(user.id, client)
+      const session = await sessions.start(user.id, client, { methods: ['provider'] })
       await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: 'oidc', provider } })
       return { kind: 'session', session }
     },

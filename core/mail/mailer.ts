@@ -59,6 +59,30 @@ export interface MailerOptions {
   sealingKey?: Buffer
 }
 
+// The recipient as associated data: a sealed body copied onto another row does not open.
+const sealContext = (to: string) => `mail-outbox ${to}`
+
+/** The message as the outbox keeps it: its body sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set (Mailer.forOutbox). */
+function outboxForm (sealingKey?: Buffer): (message: MailMessage) => MailMessage {
+  const sealer = sealingKey === undefined ? undefined : createSealer(sealingKey)
+  return (message) => sealer === undefined ? message : { ...message, text: sealer.seal(message.text, sealContext(message.to)) }
+}
+
+/**
+ * A mailer that only writes the outbox, for the CLI: the service's worker (which polls the outbox) sends what it
+ * writes, so a command neither needs the mail server nor waits for it.
+ */
+export function createOutboxWriter (
+  { store }: { store: Pick<AccountStore, 'enqueueMail'> }, { sealingKey }: { sealingKey?: Buffer }
+): Pick<Mailer, 'enqueue' | 'forOutbox' | 'wake'> {
+  const forOutbox = outboxForm(sealingKey)
+  return {
+    async enqueue (message) { await store.enqueueMail(forOutbox(message), new Date()) },
+    forOutbox,
+    wake () {}
+  }
+}
+
 // A mail server that accepts the connection and then hangs must not hold a delivery (or shutdown) for minutes.
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }
 
@@ -80,10 +104,7 @@ export async function createMailer ({ store, log }: MailerDependencies, { mail, 
   }
 
   const sealer = sealingKey === undefined ? undefined : createSealer(sealingKey)
-  // The recipient as associated data: a sealed body copied onto another row does not open.
-  const sealContext = (to: string) => `mail-outbox ${to}`
-  const forOutbox = (message: MailMessage): MailMessage =>
-    sealer === undefined ? message : { ...message, text: sealer.seal(message.text, sealContext(message.to)) }
+  const forOutbox = outboxForm(sealingKey)
 
   async function deliver (stored: MailMessage): Promise<boolean> {
     let message = stored

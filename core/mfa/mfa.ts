@@ -92,7 +92,7 @@ export interface MfaDependencies {
   /** The second factors, and the user's passkeys (status reports whether there is any). */
   store: SecondFactorsStore & Pick<AccountStore, 'listPasskeys'>
   clock: Clock
-  sessions: Pick<Sessions, 'requireFresh' | 'endAll'>
+  sessions: Pick<Sessions, 'requireFresh' | 'requireSecondFactor' | 'endAll'>
   securityEvents: Pick<SecurityEvents, 'record'>
   mailer: Pick<Mailer, 'enqueue' | 'forOutbox' | 'wake'>
 }
@@ -137,6 +137,9 @@ export function createMfa ({ store, clock, sessions, securityEvents, mailer }: M
   const mfa: Mfa = {
     async beginTotp ({ user, sessionId }) {
       await sessions.requireFresh(sessionId)
+      // An account with a passkey already has a second factor: a session signed in with the password alone (a thief's)
+      // may not add another of its own choosing, which would then pass for the owner's (issue 33, finding 3).
+      if ((await store.listPasskeys(user.id)).length > 0) await sessions.requireSecondFactor(sessionId)
       const secret = newTotpSecret()
       const stored = sealer === undefined ? secret : sealer.seal(secret, sealedFor(user.id))
       if (!await store.saveTotpSecret(user.id, stored, currentDate(clock))) throw new TotpAlreadyEnabledError()

@@ -4,7 +4,7 @@ import type {
   RegistrationResponseJSON, VerifiedRegistrationResponse
 } from '@simplewebauthn/server'
 import { currentDate, type Clock } from '../clock.js'
-import type { PasskeyRecord, PasskeysStore, UserRecord, UsersStore } from '../../db/store.js'
+import type { PasskeyRecord, PasskeysStore, SecondFactorsStore, UserRecord, UsersStore } from '../../db/store.js'
 import {
   AccountDisabledError, EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
@@ -65,10 +65,10 @@ export interface PasskeysOptions {
 }
 
 export interface PasskeysDependencies {
-  store: PasskeysStore & Pick<UsersStore, 'findUserById'>
+  store: PasskeysStore & Pick<UsersStore, 'findUserById'> & Pick<SecondFactorsStore, 'findTotp'>
   clock: Clock
   log: Logger
-  sessions: Pick<Sessions, 'start' | 'markAuthenticated' | 'requireFresh'>
+  sessions: Pick<Sessions, 'start' | 'markAuthenticated' | 'requireFresh' | 'requireSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record'>
   loginThrottle: Pick<LoginThrottle, 'succeeded'>
   mailer: Pick<Mailer, 'enqueue'>
@@ -149,6 +149,9 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
     async registrationOptions (user, sessionId) {
       await sessions.requireFresh(sessionId)
       const existing = await store.listPasskeys(user.id)
+      // An account with a second factor: a session signed in with the password alone (a thief's) may not add one of its
+      // own choosing, which would then pass for the owner's (issue 33, finding 3). The challenge issued here binds register.
+      if (existing.length > 0 || (await store.findTotp(user.id))?.confirmedAt != null) await sessions.requireSecondFactor(sessionId)
       return await (await webauthn()).generateRegistrationOptions({
         rpName,
         rpID: rpId,
@@ -226,7 +229,8 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
       if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
       // The owner is in: a lockout that password guesses caused ends, as after a password reset.
       await loginThrottle.succeeded(user.email)
-      const session = await sessions.start(user.id, client)
+      // With user verification (required above): the passkey is a second factor on its own.
+      const session = await sessions.start(user.id, client, { methods: ['passkey'] })
       await securityEvents.record('passkey_login', client, { userId: user.id, sessionId: session.sessionId, detail: { passkey_id: passkey.id } })
       return { user, session }
     },
@@ -238,7 +242,7 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
         await securityEvents.record('login_failed', client, { userId: user.id, sessionId, detail: { method: 'passkey', reason: 'another user\'s passkey' } })
         throw new InvalidPasskeyError()
       }
-      await sessions.markAuthenticated(sessionId)
+      await sessions.markAuthenticated(sessionId, ['passkey'])
       await securityEvents.record('reauthenticated', client, { userId: user.id, sessionId, detail: { method: 'passkey', passkey_id: passkey.id } })
     }
   }

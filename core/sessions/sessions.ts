@@ -3,10 +3,11 @@ import { currentDate, type Clock } from '../clock.js'
 import type { FoundRefreshToken, SessionsStore } from '../../db/store.js'
 import {
   AccountDisabledError, InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
-  SessionNotFoundError, SessionRevokedError, TokenMismatchError
+  SecondFactorRequiredError, SessionNotFoundError, SessionRevokedError, TokenMismatchError
 } from '../errors.js'
 import { assignRandomStatusIndex } from '../revocations/status-list.js'
 import { TouchThrottle } from './touch-throttle.js'
+import { methodsOf, storedMethods, usedSecondFactor, type AuthenticationMethod } from './authentication-methods.js'
 import { hashToken, newRandomToken } from '../tokens/random-token.js'
 import type { AccessTokenClaims, AccessTokens } from '../tokens/access-tokens.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
@@ -32,8 +33,11 @@ export interface RefreshOptions {
 }
 
 export interface Sessions {
-  /** A new session after a password proof; `authenticatedAt` (default now) is when that proof was made. */
-  start (userId: number, client: Client, options?: { authenticatedAt?: Date }): Promise<StartedSession>
+  /**
+   * A new session after a sign-in by `methods` (core/sessions/authentication-methods.ts); `authenticatedAt`
+   * (default now) is when that proof was made.
+   */
+  start (userId: number, client: Client, options: { methods: AuthenticationMethod[], authenticatedAt?: Date }): Promise<StartedSession>
   /** Throws INVALID_REFRESH_TOKEN, REFRESH_TOKEN_REUSED, SESSION_EXPIRED or TOKEN_MISMATCH (all 401), ACCOUNT_DISABLED (403). */
   refresh (refreshToken: string, options: RefreshOptions, client: Client): Promise<IssuedTokens>
   /**
@@ -50,10 +54,17 @@ export interface Sessions {
   endAll (userId: number, client: Client, options?: { exceptSessionId?: string }): Promise<number>
   /** 403 REAUTHENTICATION_REQUIRED unless the session's last password proof is within REAUTH_MAX_AGE. */
   requireFresh (sessionId: string): Promise<void>
-  /** Records a new password proof in the session (re-authentication). */
-  markAuthenticated (sessionId: string): Promise<void>
+  /** Records a new proof in the session (re-authentication) made with `methods`, added to the session's own. */
+  markAuthenticated (sessionId: string, methods: AuthenticationMethod[]): Promise<void>
+  /** When the session's last proof was, and every method the user proved itself with in it; 401 SESSION_REVOKED when the session is gone. */
+  proof (sessionId: string): Promise<{ authenticatedAt: Date, methods: AuthenticationMethod[] }>
   /** When the session's last password proof was; 401 SESSION_REVOKED when the session is gone. */
   authenticatedAt (sessionId: string): Promise<Date>
+  /**
+   * 403 SECOND_FACTOR_REQUIRED unless the user used a second factor (TOTP, a recovery code, a passkey) in this session:
+   * at its sign-in or a re-authentication since.
+   */
+  requireSecondFactor (sessionId: string): Promise<void>
 }
 
 export interface SessionsOptions {
@@ -108,11 +119,12 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
   const sessionEnd = (record: FoundRefreshToken) => (record.sessionStartedAt ?? record.createdAt).getTime() + maxAgeMs
 
   const sessions: Sessions = {
-    async start (userId, client, { authenticatedAt } = {}) {
+    async start (userId, client, { methods, authenticatedAt }) {
       const sessionId = randomUUID()
       const now = currentDate(clock)
       const { refreshToken, record, maxAge } = newTokenRecord(userId, sessionId, now, now.getTime() + maxAgeMs)
-      await store.startSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt }, record, now)
+      const amr = storedMethods(methods)
+      await store.startSession({ id: sessionId, userId, userAgent: client.userAgent, ip: client.ip, authenticatedAt, amr }, record, now)
       const status = statusList.claim(await assignRandomStatusIndex(store, sessionId))
       return { userId, sessionId, refreshToken, refreshTokenMaxAge: maxAge, accessToken: accessTokens.sign({ userId, sessionId, status }) }
     },
@@ -191,14 +203,25 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
       if (clock.now() - provedAt.getTime() > reauthMaxAgeMs) throw new ReauthenticationRequiredError()
     },
 
-    async markAuthenticated (sessionId) {
-      await store.markSessionAuthenticated(sessionId, currentDate(clock))
+    async markAuthenticated (sessionId, methods) {
+      // Added, never replaced: a step-up with a passkey stays a second factor used when the password is confirmed later.
+      const session = await store.findSession(sessionId)
+      const amr = storedMethods([...methodsOf(session?.amr ?? ''), ...methods])
+      await store.markSessionAuthenticated(sessionId, currentDate(clock), amr)
     },
 
-    async authenticatedAt (sessionId) {
+    async proof (sessionId) {
       const session = await store.findSession(sessionId)
       if (session === undefined) throw new SessionRevokedError()
-      return session.authenticatedAt
+      return { authenticatedAt: session.authenticatedAt, methods: methodsOf(session.amr) as AuthenticationMethod[] }
+    },
+
+    authenticatedAt: async (sessionId) => (await sessions.proof(sessionId)).authenticatedAt,
+
+    async requireSecondFactor (sessionId) {
+      const session = await store.findSession(sessionId)
+      if (session === undefined) throw new SessionRevokedError()
+      if (!usedSecondFactor(session.amr)) throw new SecondFactorRequiredError()
     }
   }
   return sessions

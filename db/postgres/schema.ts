@@ -52,7 +52,12 @@ export const sessions = pgTable('sessions', {
   userAgent: text('user_agent'),
   ip: text('ip'),
   /** When the user last proved the password in this session (login, re-authentication); a refresh does not renew it. */
-  authenticatedAt: moment('authenticated_at').notNull().default(sql`to_timestamp(0)`)
+  authenticatedAt: moment('authenticated_at').notNull().default(sql`to_timestamp(0)`),
+  /**
+   * How the user proved itself in this session, space-separated (core/sessions/authentication-methods.ts): the
+   * sign-in's methods, and those of every re-authentication since. Empty for a session older than the column.
+   */
+  amr: text('amr').notNull().default('')
 }, (table) => [
   index('sessions_user_idx').on(table.userId)
 ])

@@ -122,8 +122,8 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
       }))
     },
 
-    async markSessionAuthenticated (id: string, now: Date) {
-      await c.run(() => c.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)))
+    async markSessionAuthenticated (id: string, now: Date, amr?: string) {
+      await c.run(() => c.db.update(sessions).set({ authenticatedAt: now, ...(amr === undefined ? {} : { amr }) }).where(eq(sessions.id, id)))
     },
 
     async touchSession (id: string, now: Date) {

@@ -1,5 +1,5 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, inArray, or, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
 import { containsPattern } from '../user-search.js'
 import { users } from './schema.js'
@@ -103,6 +103,11 @@ export function usersQueries (c: PostgresConnection): UsersStore {
 
     async setUserRole (userId: number, role: UserRole, now: Date) {
       return c.run(async () => ((await c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
+    },
+
+    async countActiveAdmins () {
+      const [row] = await c.run(() => c.db.select({ count: sql<number>`count(*)::int` }).from(users).where(and(eq(users.role, 'admin'), isNull(users.disabledAt))))
+      return row?.count ?? 0
     },
 
     async disableUser (userId: number, now: Date) {

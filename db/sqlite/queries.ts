@@ -100,7 +100,8 @@ export function prepareStatements (db: Db) {
       ip: placeholder('ip'),
       createdAt: placeholder('now'),
       lastUsedAt: placeholder('now'),
-      authenticatedAt: placeholder('authenticatedAt')
+      authenticatedAt: placeholder('authenticatedAt'),
+      amr: placeholder('amr')
     }).prepare(),
     // A login's session: the user's last login, in the session's transaction.
     markLogin: db.update(users).set({ lastLoginAt: sql`${placeholder('now')}` }).where(eq(users.id, placeholder('id'))).prepare(),

@@ -48,7 +48,12 @@ export const sessions = sqliteTable('sessions', {
   userAgent: text('user_agent'),
   ip: text('ip'),
   /** When the user last proved the password in this session (login, re-authentication); a refresh does not renew it. */
-  authenticatedAt: integer('authenticated_at', { mode: 'timestamp_ms' }).notNull().default(sql`0`)
+  authenticatedAt: integer('authenticated_at', { mode: 'timestamp_ms' }).notNull().default(sql`0`),
+  /**
+   * How the user proved itself in this session, space-separated (core/sessions/authentication-methods.ts): the
+   * sign-in's methods, and those of every re-authentication since. Empty for a session older than the column.
+   */
+  amr: text('amr').notNull().default('')
 }, (table) => [
   index('sessions_user_idx').on(table.userId)
 ])

@@ -150,19 +150,19 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     },
 
     async createSession (session: NewSession, now: Date) {
-      c.run(() => c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now }))
+      c.run(() => c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now, amr: session.amr ?? '' }))
     },
 
     async startSession (session: NewSession, token: NewRefreshToken, now: Date) {
       c.run(() => c.db.transaction(() => {
-        c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now })
+        c.statements.insertSession.run({ ...session, now, authenticatedAt: session.authenticatedAt ?? now, amr: session.amr ?? '' })
         c.statements.insertRefreshToken.run({ ...token, now })
         if (session.login !== false) c.statements.markLogin.run({ id: session.userId, now: now.getTime() })
       }, { behavior: 'immediate' }))
     },
 
-    async markSessionAuthenticated (id: string, now: Date) {
-      c.run(() => c.db.update(sessions).set({ authenticatedAt: now }).where(eq(sessions.id, id)).run())
+    async markSessionAuthenticated (id: string, now: Date, amr?: string) {
+      c.run(() => c.db.update(sessions).set({ authenticatedAt: now, ...(amr === undefined ? {} : { amr }) }).where(eq(sessions.id, id)).run())
     },
 
     async touchSession (id: string, now: Date) {

@@ -86,6 +86,10 @@ export function usersQueries (c: SqliteConnection): UsersStore {
       return c.run(() => c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
     },
 
+    async countActiveAdmins () {
+      return c.run(() => c.db.select({ count: sql<number>`count(*)` }).from(users).where(and(eq(users.role, 'admin'), isNull(users.disabledAt))).get()?.count ?? 0)
+    },
+
     async disableUser (userId: number, now: Date) {
       return c.run(() => c.db.transaction((tx) => {
         const found = tx.update(users).set({ disabledAt: sql`coalesce(${users.disabledAt}, ${now.getTime()})`, updatedAt: now })

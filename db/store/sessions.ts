@@ -58,13 +58,18 @@ export interface SessionRecord {
   ip: string | null
   /** When the user last proved the password in this session (login, re-authentication); a refresh does not renew it. */
   authenticatedAt: Date
+  /**
+   * How the user proved itself in this session (core/sessions/authentication-methods.ts), space-separated: the
+   * sign-in's methods and every re-authentication's since; a refresh changes nothing.
+   */
+  amr: string
 }
 
 /**
  * `authenticatedAt` defaults to the session's start (a login). `login` (default true): the session
  * starts with a login, so startSession sets the user's last_login_at; an app's grant session passes false.
  */
-export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip'> & { authenticatedAt?: Date, login?: boolean }
+export type NewSession = Pick<SessionRecord, 'id' | 'userId' | 'userAgent' | 'ip'> & { authenticatedAt?: Date, amr?: string, login?: boolean }
 
 /** Whether a session's access tokens are still honoured: revocation lives on its refresh tokens. */
 export type SessionState = 'live' | 'revoked' | 'unknown'
@@ -124,8 +129,8 @@ export interface SessionsStore {
   startSession (session: NewSession, token: NewRefreshToken, now: Date): Promise<void>
   /** Sets last_used_at (at refresh). */
   touchSession (id: string, now: Date): Promise<void>
-  /** Sets authenticated_at: the user proved the password again in this session (re-authentication). */
-  markSessionAuthenticated (id: string, now: Date): Promise<void>
+  /** Sets authenticated_at (the user proved itself again in this session: re-authentication) and, when given, amr. */
+  markSessionAuthenticated (id: string, now: Date, amr?: string): Promise<void>
   findSession (id: string): Promise<SessionRecord | undefined>
   /** The user's sessions that still have a refresh token neither revoked nor expired, newest first. */
   listLiveSessions (userId: number, now: Date): Promise<SessionRecord[]>

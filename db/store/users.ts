@@ -72,6 +72,8 @@ export interface UsersStore {
   searchUsers (search: UserSearch): Promise<UserRecord[]>
   /** Sets the role; false when there is no such user. */
   setUserRole (userId: number, role: UserRole, now: Date): Promise<boolean>
+  /** How many admins are enabled (role admin, not disabled): the last one may not disable or demote itself. */
+  countActiveAdmins (): Promise<number>
   /**
    * Disables the account and, in the same transaction, revokes every session of the user (with its
    * revocation-log rows, as revokeUserSessions does) and voids its pending MFA challenges. A disabled

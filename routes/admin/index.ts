@@ -43,7 +43,8 @@ function noStore (_request: FastifyRequest, reply: FastifyReply, done: HookHandl
  * The admin API (issue 22), mounted once at /admin whatever the variants: it takes the service's access
  * token as the pages' API mount carries it (Authorization in the header variant, the access cookie in the
  * cookie variant). Every route: 401 without a session, 403 FORBIDDEN to a non-admin, 403
- * MFA_ENROLLMENT_REQUIRED to an admin without a second factor while ADMIN_REQUIRE_MFA is on; a change
+ * MFA_ENROLLMENT_REQUIRED to an admin without a second factor and 403 SECOND_FACTOR_REQUIRED to a session that
+ * did not use one, while ADMIN_REQUIRE_MFA is on; a change
  * (POST, DELETE) 403 REAUTHENTICATION_REQUIRED unless the session is fresh (REAUTH_MAX_AGE).
  */
 const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastify, { config, variant, apiPrefix }) => {
@@ -117,12 +118,14 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
     return reply.code(201).send(presentAdminUser(user))
   })
 
+  const NOT_AN_ADMIN = '409 TARGET_IS_ADMIN for another admin (the operator demotes it first: `users set-role <id> user`). '
+  const LAST_ADMIN = '409 LAST_ADMIN for the admin itself when it is the last enabled one.'
   const change = (url: string, method: 'POST' | 'DELETE', name: string, summary: string, description: string,
     act: (actor: AdminActor, userId: number) => Promise<void>) => {
     api.route({
       method,
       url,
-      schema: { summary, description, params: AdminUserParams, response: { 204: { type: 'null', description: 'Done' }, ...errorResponses(400, ...refusals, 404, 429) } },
+      schema: { summary, description, params: AdminUserParams, response: { 204: { type: 'null', description: 'Done' }, ...errorResponses(400, ...refusals, 404, 409, 429) } },
       preHandler: changeLimit(name),
       handler: async (request, reply) => {
         await act(actorOf(request), (request.params as { id: number }).id)
@@ -132,17 +135,18 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
   }
   change('/users/:id/disable', 'POST', 'disable', 'Disable a user',
     'Every session of the user ends at once (its access tokens are refused within the revocation bound on every instance); ' +
-    'login, refresh and provider sign-in answer 403 ACCOUNT_DISABLED until it is enabled. Recorded as account_disabled.',
+    'login, refresh and provider sign-in answer 403 ACCOUNT_DISABLED until it is enabled. Recorded as account_disabled. ' + NOT_AN_ADMIN + LAST_ADMIN,
     async (actor, id) => { await admin.disable(actor, id) })
   change('/users/:id/enable', 'POST', 'enable', 'Enable a disabled user', 'Sessions ended by disabling stay ended. Recorded as account_enabled.',
     async (actor, id) => { await admin.enable(actor, id) })
-  change('/users/:id/sessions', 'DELETE', 'sessions', 'End every session of a user', 'Apps\' grants too. Recorded as admin_sessions_revoked.',
+  change('/users/:id/sessions', 'DELETE', 'sessions', 'End every session of a user', 'Apps\' grants too. Recorded as admin_sessions_revoked. ' + NOT_AN_ADMIN,
     async (actor, id) => { await admin.endSessions(actor, id) })
   change('/users/:id/mfa', 'DELETE', 'mfa', 'Reset a user\'s second factor',
-    'As the CLI\'s `mfa reset`: TOTP off, recovery codes and pending second steps void (passkeys stay). Recorded as admin_mfa_reset.',
+    'As the CLI\'s `mfa reset`: TOTP off, recovery codes and pending second steps void (passkeys stay); the owner is mailed. ' +
+    'Recorded as admin_mfa_reset. ' + NOT_AN_ADMIN,
     async (actor, id) => { await admin.resetMfa(actor, id) })
   change('/users/:id', 'DELETE', 'delete', 'Delete a user',
-    'The user, its sessions, tokens and own events go. Recorded as admin_user_deleted with user_id null and the id in detail.',
+    'The user, its sessions, tokens and own events go. Recorded as admin_user_deleted with user_id null and the id in detail. ' + NOT_AN_ADMIN + LAST_ADMIN,
     async (actor, id) => { await admin.deleteUser(actor, id) })
 
   // POST /admin/users/import (routes/admin/import.ts), behind the same guards: an admin with a fresh session.

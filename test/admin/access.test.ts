@@ -2,10 +2,10 @@ import t from 'tap'
 import { build } from '../fixtures/build.js'
 import { testClock } from '../fixtures/clock.js'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
-import { credentials, loggedInUser, logIn } from '../fixtures/factories.js'
-import { enableTotp } from '../fixtures/mfa.js'
+import { cookieValue, credentials, loggedInUser, logIn } from '../fixtures/factories.js'
+import { codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
 import { SoftwareCredential } from '../fixtures/authenticator.js'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Variant } from '../../core/config.js'
 import type { Session } from '../fixtures/factories.js'
 
@@ -21,6 +21,14 @@ async function addPasskey (server: FastifyInstance, variant: Variant, session: S
 async function passkeyLogin (server: FastifyInstance, credential: SoftwareCredential) {
   const options = await server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })
   return await server.inject({ method: 'POST', url: '/auth/passkeys/login', payload: credential.assert(options.json()) as object })
+}
+
+/** The tokens a sign-in answered, as the variant carries them. */
+function tokensOf (variant: Variant, response: LightMyRequestResponse) {
+  if (response.statusCode !== 200) throw new Error(`sign-in failed: ${response.statusCode} ${response.body}`)
+  return variant === 'header'
+    ? { accessToken: response.json().accessToken as string, refreshToken: response.json().refreshToken as string }
+    : { accessToken: cookieValue(response, 'accessToken'), refreshToken: cookieValue(response, 'refreshToken') }
 }
 
 for (const variant of ['header', 'cookie'] as const) {
@@ -56,21 +64,27 @@ for (const variant of ['header', 'cookie'] as const) {
     const refused = await adminRequest(server, variant, admin, 'GET', '/admin/users')
     t.equal(refused.statusCode, 403)
     t.equal(refused.json().code, 'MFA_ENROLLMENT_REQUIRED')
-    await enableTotp(server, variant, admin)
-    t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 200, 'with TOTP on: 200')
+    const { secret } = await enableTotp(server, variant, admin)
+    const turnedOn = await adminRequest(server, variant, admin, 'GET', '/admin/users')
+    t.equal(turnedOn.json().code, 'SECOND_FACTOR_REQUIRED', 'turning TOTP on is not using it')
+    const signIn = await verify(server, await mfaToken(server, admin.user), codeAt(secret, 1))
+    const withCode = { ...admin, ...tokensOf(variant, signIn) }
+    t.equal((await adminRequest(server, variant, withCode, 'GET', '/admin/users')).statusCode, 200, 'signed in with TOTP: 200')
   })
 
   t.test(`${variant} variant: a passkey is a second factor for ADMIN_REQUIRE_MFA; a disabled account's passkey login is refused`, async (t) => {
     const server = await build(t, { variant, env: { ADMIN_REQUIRE_MFA: 'true' } })
     const admin = await adminSession(server, variant)
     t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 403)
-    await addPasskey(server, variant, admin)
-    t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).statusCode, 200, 'with a passkey: 200')
+    const adminPasskey = await addPasskey(server, variant, admin)
+    t.equal((await adminRequest(server, variant, admin, 'GET', '/admin/users')).json().code, 'SECOND_FACTOR_REQUIRED', 'a password session is not enough')
+    const passkeySession = { ...admin, ...tokensOf(variant, await passkeyLogin(server, adminPasskey)) }
+    t.equal((await adminRequest(server, variant, passkeySession, 'GET', '/admin/users')).statusCode, 200, 'signed in with a passkey: 200')
 
     const user = await loggedInUser(server, variant)
     const credential = await addPasskey(server, variant, user)
     t.equal((await passkeyLogin(server, credential)).statusCode, 200)
-    t.equal((await adminRequest(server, variant, admin, 'POST', `/admin/users/${user.user.id}/disable`)).statusCode, 204)
+    t.equal((await adminRequest(server, variant, passkeySession, 'POST', `/admin/users/${user.user.id}/disable`)).statusCode, 204)
     const refused = await passkeyLogin(server, credential)
     t.equal(refused.statusCode, 403)
     t.equal(refused.json().code, 'ACCOUNT_DISABLED')

@@ -127,3 +127,28 @@ t.test('pruning keeps the audit trail (an actor, or an admin action\'s type) unt
   t.same((await store.listSecurityEvents(ada.id, { limit: 10 })).map(row => row.type).sort(), ['account_disabled', 'role_changed'])
   t.equal(await store.pruneSecurityEvents(later(-30 * 86_400_000), 10, { ...audit, olderThan: later(-50 * 86_400_000) }), 2, 'past the audit\'s limit too')
 })
+
+t.test('countActiveAdmins counts the enabled admins only', async (t) => {
+  const store = await testStore(t)
+  const [ada, bob, eve] = [await store.createUser(newUser('a@example.com')), await store.createUser(newUser('b@example.com')), await store.createUser(newUser('e@example.com'))]
+  t.equal(await store.countActiveAdmins(), 0)
+  await store.setUserRole(ada.id, 'admin', new Date())
+  await store.setUserRole(bob.id, 'admin', new Date())
+  t.equal(await store.countActiveAdmins(), 2)
+  await store.disableUser(bob.id, new Date())
+  t.equal(await store.countActiveAdmins(), 1, 'a disabled admin does not count')
+  t.equal(eve.role, 'user')
+})
+
+t.test('a session keeps how it was signed in (amr); re-authentication replaces it only when given', async (t) => {
+  const store = await testStore(t)
+  const ada = await store.createUser(newUser('a@example.com'))
+  await store.startSession({ id: 's1', userId: ada.id, userAgent: null, ip: null, amr: 'password' },
+    { tokenHash: 'h1', userId: ada.id, familyId: 's1', expiresAt: later(60_000) }, new Date())
+  t.equal((await store.findSession('s1'))?.amr, 'password')
+  await store.markSessionAuthenticated('s1', new Date())
+  t.equal((await store.findSession('s1'))?.amr, 'password', 'unchanged without amr')
+  await store.markSessionAuthenticated('s1', new Date(), 'password passkey')
+  t.equal((await store.findSession('s1'))?.amr, 'password passkey')
+  t.equal((await store.listLiveSessions(ada.id, new Date()))[0].amr, 'password passkey')
+})

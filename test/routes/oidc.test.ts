@@ -175,8 +175,9 @@ t.test('pre-hijacking: an account registered with the address but never verified
   const squatterLogin = await logIn(service.server, 'header', squatter)
   // What a squatter sets up before the owner proves the address: a passkey, TOTP, an identity at another provider.
   const now = new Date()
-  await service.server.store.createPasskey({ id: 'squatter-passkey', userId: squatter.id, credentialId: 'squatter-credential', publicKey: 'key', counter: 0, transports: [], name: 'Squatter' }, now)
+  // TOTP first: with a passkey on the account, a password session could not add it (issue 33, finding 3).
   await enableTotp(service.server, 'header', squatterLogin)
+  await service.server.store.createPasskey({ id: 'squatter-passkey', userId: squatter.id, credentialId: 'squatter-credential', publicKey: 'key', counter: 0, transports: [], name: 'Squatter' }, now)
   await service.server.store.linkIdentity({ provider: 'elsewhere', subject: 'squatter', userId: squatter.id, email: null }, now)
   service.provider.accounts.set('owner', { email: 'owner@example.test', email_verified: true, given_name: 'Real', family_name: 'Owner' })
 

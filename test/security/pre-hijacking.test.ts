@@ -21,6 +21,10 @@ async function addPasskey (service: ProviderService, session: Session): Promise<
   const offered = await service.server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials('cookie', session) })
   const created = await service.server.inject({ method: 'POST', url: '/auth/passkeys', ...credentials('cookie', session), payload: credential.register(offered.json()) })
   if (created.statusCode !== 201) throw new Error(`passkey not added: ${created.statusCode} ${created.body}`)
+  // The session steps up with it: a second factor added later (TOTP) needs a session that used one.
+  const options = (await service.server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })).json()
+  const stepUp = await service.server.inject({ method: 'POST', url: '/auth/passkeys/reauthenticate', ...credentials('cookie', session), payload: credential.assert(options) })
+  if (stepUp.statusCode !== 204) throw new Error(`passkey step-up: ${stepUp.statusCode} ${stepUp.body}`)
   return credential
 }
 

@@ -4,6 +4,7 @@
 import qrcode from './qrcode.js'
 import { authorized, explain } from './api.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say, timeElement } from './forms.js'
+import { passkeysAvailable, passkeyStepUp } from './passkey-sign-in.js'
 
 const $ = (selector) => document.querySelector(selector)
 const SVG = 'http://www.w3.org/2000/svg'
@@ -58,13 +59,23 @@ onClick($('#security-reauth-cancel'), async () => finishReauth(false))
 
 /**
  * A signed-in call that may need a recent password: on 403 REAUTHENTICATION_REQUIRED the password is asked
- * for in `place`, confirmed (POST /auth/reauthenticate), and the call made again. Null when the person cancels.
+ * for in `place`, confirmed (POST /auth/reauthenticate), and the call made again; on 403 SECOND_FACTOR_REQUIRED
+ * a passkey is asked for (POST /auth/passkeys/reauthenticate), and the call made again. Null when the person cancels.
  */
 export async function freshCall (place, method, path, data) {
-  const answer = await authorized(method, path, data)
-  if (answer.status !== 403 || answer.body?.code !== 'REAUTHENTICATION_REQUIRED') return answer
-  if (!(await askPassword(place))) return null
-  return await authorized(method, path, data)
+  let answer = await authorized(method, path, data)
+  if (answer.status === 403 && answer.body?.code === 'REAUTHENTICATION_REQUIRED') {
+    if (!(await askPassword(place))) return null
+    answer = await authorized(method, path, data)
+  }
+  // A second factor to add on an account that has one: the session must have used one. A passkey confirms it here;
+  // otherwise the refusal says to sign in again with the second factor.
+  if (answer.status === 403 && answer.body?.code === 'SECOND_FACTOR_REQUIRED' && passkeysAvailable) {
+    const { error } = await passkeyStepUp()
+    if (error !== undefined) return answer
+    answer = await authorized(method, path, data)
+  }
+  return answer
 }
 
 /** Shows a refusal in `message` (nothing for a cancelled password prompt, the sign-in form for an ended session). */

@@ -65,6 +65,11 @@ function showSignedOut (message = '', kind = 'ok') {
 function refusal (answer) {
   if (answer.body?.code === 'FORBIDDEN') return 'This account is not an administrator.'
   if (answer.body?.code === 'MFA_ENROLLMENT_REQUIRED') return 'Administrators need a second factor: turn on an authenticator app in your account first.'
+  if (answer.body?.code === 'SECOND_FACTOR_REQUIRED') {
+    // The account has a second factor, but this sign-in did not use it (a password alone): a password thief gets no further.
+    return 'Administrators must use their second factor to sign in: sign out, then sign in with your password and authenticator code. ' +
+      'With passkeys only: sign in with a passkey at /account (or confirm your session there with it), or turn on an authenticator app.'
+  }
   if (answer.body?.code === 'ACCOUNT_DISABLED') return 'This account is disabled.'
   return explain(answer)
 }

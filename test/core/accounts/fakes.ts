@@ -1,6 +1,7 @@
 import type { Client, EventSubject, SecurityEventType } from '../../../core/events/security-events.js'
 import { ReauthenticationRequiredError } from '../../../core/errors.js'
 import type { MailJob, MailMessage } from '../../../core/mail/mailer.js'
+import type { AuthenticationMethod } from '../../../core/sessions/authentication-methods.js'
 import type { StartedSession } from '../../../core/sessions/sessions.js'
 import type { UserWebhookType } from '../../../core/webhooks/webhooks.js'
 import type { UserRecord } from '../../../db/store.js'
@@ -58,15 +59,15 @@ export function recordingWebhooks () {
 /** Sessions: `stale` holds the sessions whose last password proof is too old (requireFresh refuses them). */
 export function fakeSessions () {
   const stale = new Set<string>()
-  const started: Array<{ userId: number, authenticatedAt?: Date }> = []
+  const started: Array<{ userId: number, methods: AuthenticationMethod[], authenticatedAt?: Date }> = []
   return {
     stale,
     started,
     async requireFresh (sessionId: string) {
       if (stale.has(sessionId)) throw new ReauthenticationRequiredError()
     },
-    async authenticatedAt (_sessionId: string) { return new Date(0) },
-    async start (userId: number, _client: Client, options: { authenticatedAt?: Date } = {}): Promise<StartedSession> {
+    async proof (_sessionId: string) { return { authenticatedAt: new Date(0), methods: ['password' as const] } },
+    async start (userId: number, _client: Client, options: { methods: AuthenticationMethod[], authenticatedAt?: Date }): Promise<StartedSession> {
       started.push({ userId, ...options })
       const sessionId = `session-${started.length}`
       return { userId, sessionId, accessToken: `access-${sessionId}`, refreshToken: `refresh-${sessionId}`, refreshTokenMaxAge: 3600 }

@@ -1,16 +1,16 @@
 import t, { type Test } from 'tap'
-import { createAdmin } from '../../../core/admin/admin.js'
+import { createAdmin, type AdminActor } from '../../../core/admin/admin.js'
 import { createSecurityEvents } from '../../../core/events/security-events.js'
 import { silentLogger } from '../../../core/logger.js'
 import type { MfaStatus } from '../../../core/mfa/mfa.js'
-import { ReauthenticationRequiredError } from '../../../core/errors.js'
+import { ReauthenticationRequiredError, SecondFactorRequiredError } from '../../../core/errors.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
 
 const client = { ip: '203.0.113.7', userAgent: 'Firefox', requestId: 'req-1' }
 const OPTIONS = { requireMfa: true, publicUrl: 'https://accounts.example.com', passwordResetTtlSeconds: 1800, emailVerificationTtlSeconds: 86400 }
 
-async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { totp: false, passkeys: false } } = {}) {
+async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { totp: false, passkeys: false }, secondFactorUsed = true } = {}) {
   const store = await testStore(t)
   const clock = testClock()
   const status: MfaStatus = { ...factors, recoveryCodesLeft: 0 }
@@ -18,10 +18,10 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
   const admin = createAdmin({
     store,
     clock,
-    sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() } },
+    sessions: { requireFresh: async () => { if (!fresh) throw new ReauthenticationRequiredError() }, requireSecondFactor: async () => { if (!secondFactorUsed) throw new SecondFactorRequiredError() } },
     securityEvents: createSecurityEvents({ store, clock, log: silentLogger }),
     mfa: { status: async () => status },
-    mailer: { forOutbox: (message) => message, wake () {} },
+    mailer: { forOutbox: (message) => message, wake () {}, enqueue: async () => {} },
     webhooks: {
       userEvent: (type) => (user) => {
         emitted.push(`${type} ${user.email}`)
@@ -46,6 +46,8 @@ t.test('authorize: admins only; a second factor (TOTP or a passkey) under requir
   t.equal((await withPasskey.admin.authorize(promoted, 's', { change: true })).id, user.id, 'a passkey is a second factor')
   const withTotp = await setUp(t, { factors: { totp: true, passkeys: false } })
   t.ok(await withTotp.admin.authorize(promoted, 's', { change: true }), 'so is TOTP')
+  const passwordOnly = await setUp(t, { factors: { totp: false, passkeys: true }, secondFactorUsed: false })
+  await t.rejects(passwordOnly.admin.authorize(promoted, 's', { change: false }), { code: 'SECOND_FACTOR_REQUIRED' }, 'owned but not used in this session')
   const optional = await setUp(t, { requireMfa: false })
   t.ok(await optional.admin.authorize(promoted, 's', { change: true }), 'without ADMIN_REQUIRE_MFA none is needed')
   const stale = await setUp(t, { requireMfa: false, fresh: false })
@@ -84,7 +86,7 @@ t.test('every action is an event of its target with the admin as actor; 404 for 
   t.ok(trail.every(event => event.actorId === boss.id && event.ip === client.ip))
   t.match(trail[0], { userId: null, detail: { user_id: ada.id, email: 'ada@example.com' } })
   t.same(emitted, ['user.deleted ada@example.com'], 'the deletion is sent as user.deleted (the other actions go through their events)')
-  for (const action of [admin.disable, admin.enable, admin.endSessions, admin.resetMfa, admin.deleteUser]) {
+  for (const action of [admin.disable, admin.enable, admin.endSessions, admin.resetMfa, admin.deleteUser] as Array<(actor: AdminActor, id: number) => Promise<unknown>>) {
     await t.rejects(action(actor, ada.id), { code: 'USER_NOT_FOUND' })
   }
   await t.rejects(admin.userDetails(ada.id), { code: 'USER_NOT_FOUND' })

@@ -51,6 +51,7 @@ async function fixture (t: Test): Promise<Fixture> {
     clock,
     sessions: {
       async requireFresh () { if (!fresh) throw new ReauthenticationRequiredError() },
+      async requireSecondFactor () {},
       async endAll (userId, _client, { exceptSessionId } = {}) { endedAll.push([userId, exceptSessionId]); return 0 }
     },
     securityEvents: { async record (type) { events.push(type) } },

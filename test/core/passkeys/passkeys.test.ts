@@ -56,7 +56,8 @@ async function fixture (t: Test, overrides: Partial<PasskeysOptions> = {}): Prom
         return { userId, sessionId: 'new-session', accessToken: 'access', refreshToken: 'refresh', refreshTokenMaxAge: 60 }
       },
       async markAuthenticated (sessionId) { f.marked.push(sessionId) },
-      async requireFresh (sessionId) { if (f.stale.has(sessionId)) throw new ReauthenticationRequiredError() }
+      async requireFresh (sessionId) { if (f.stale.has(sessionId)) throw new ReauthenticationRequiredError() },
+      async requireSecondFactor () {}
     },
     securityEvents: { async record (type, _client, { userId, detail }) { f.events.push({ type, userId, detail }) } },
     loginThrottle: { async succeeded (email) { f.cleared.push(email) } },

@@ -6,6 +6,8 @@ import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
 
 const client: Client = { ip: '192.0.2.1', userAgent: 'test', requestId: null }
+/** A session started by a password sign-in. */
+const password = { methods: ['password' as const] }
 const options: SessionsOptions = {
   refreshTokenTtlSeconds: 3600,
   refreshReuseGraceSeconds: 10,
@@ -31,14 +33,14 @@ async function setUp (t: Test) {
 
 t.test('a login starts a session: an access token for it and a refresh token that lives REFRESH_TOKEN_TTL', async (t) => {
   const { sessions, userId } = await setUp(t)
-  const started = await sessions.start(userId, client)
+  const started = await sessions.start(userId, client, password)
   t.match(started, { userId, sessionId: String, refreshToken: String, refreshTokenMaxAge: 3600 })
   t.match(JSON.parse(started.accessToken), { userId, sessionId: started.sessionId, status: { status_list: { idx: Number } } }, 'the token carries its status list entry')
 })
 
 t.test('a rotated refresh token still works within the grace period; after it, its reuse ends the session', async (t) => {
   const { sessions, userId, clock, events } = await setUp(t)
-  const { refreshToken, sessionId } = await sessions.start(userId, client)
+  const { refreshToken, sessionId } = await sessions.start(userId, client, password)
   const rotated = await sessions.refresh(refreshToken, { rotate: true }, client)
   t.type(rotated.refreshToken, 'string', 'a successor is issued')
   t.not(rotated.refreshToken, refreshToken)
@@ -55,7 +57,7 @@ t.test('a rotated refresh token still works within the grace period; after it, i
 
 t.test('without rotation the refresh token is kept; another user\'s token is TOKEN_MISMATCH', async (t) => {
   const { sessions, userId, newUser } = await setUp(t)
-  const { refreshToken } = await sessions.start(userId, client)
+  const { refreshToken } = await sessions.start(userId, client, password)
   const kept = await sessions.refresh(refreshToken, { rotate: false }, client)
   t.equal(kept.refreshToken, undefined)
   t.match(JSON.parse(kept.accessToken), { userId })
@@ -65,7 +67,7 @@ t.test('without rotation the refresh token is kept; another user\'s token is TOK
 
 t.test('a session ends SESSION_MAX_AGE after its login however often it is refreshed', async (t) => {
   const { sessions, userId, clock } = await setUp(t)
-  const { refreshToken } = await sessions.start(userId, client)
+  const { refreshToken } = await sessions.start(userId, client, password)
   clock.advance(50 * 60_000)
   const first = await sessions.refresh(refreshToken, { rotate: true }, client)
   t.equal(first.refreshTokenMaxAge, 3600, 'a successor lives REFRESH_TOKEN_TTL while the session has longer')
@@ -81,11 +83,11 @@ t.test('a session ends SESSION_MAX_AGE after its login however often it is refre
 
 t.test('sensitive actions need a password proof within REAUTH_MAX_AGE; re-authentication renews it', async (t) => {
   const { sessions, userId, clock } = await setUp(t)
-  const { sessionId } = await sessions.start(userId, client)
+  const { sessionId } = await sessions.start(userId, client, password)
   await t.resolves(sessions.requireFresh(sessionId), 'fresh at login')
   clock.advance(300_001)
   await t.rejects(sessions.requireFresh(sessionId), { code: 'REAUTHENTICATION_REQUIRED' })
-  await sessions.markAuthenticated(sessionId)
+  await sessions.markAuthenticated(sessionId, ['password'])
   await t.resolves(sessions.requireFresh(sessionId), 'fresh again after the proof')
   t.equal((await sessions.authenticatedAt(sessionId)).getTime(), clock.now())
   await t.rejects(sessions.authenticatedAt('no such session'), { code: 'SESSION_REVOKED' })
@@ -93,13 +95,13 @@ t.test('sensitive actions need a password proof within REAUTH_MAX_AGE; re-authen
 
 t.test('logout ends the session of its refresh token, once; a user can end only their own sessions', async (t) => {
   const { sessions, userId, newUser, events } = await setUp(t)
-  const { refreshToken, sessionId } = await sessions.start(userId, client)
+  const { refreshToken, sessionId } = await sessions.start(userId, client, password)
   await sessions.end(refreshToken, client)
   await sessions.end(refreshToken, client)
   t.same(events.map(event => event.subject), [{ userId, sessionId, detail: { reason: 'logout' } }], 'one event: the second logout changed nothing')
   await t.rejects(sessions.refresh(refreshToken, { rotate: true }, client), { code: 'INVALID_REFRESH_TOKEN' })
 
-  const other = await sessions.start(userId, client)
+  const other = await sessions.start(userId, client, password)
   await t.rejects(sessions.endOne(await newUser('stranger@example.com'), other.sessionId, client), { code: 'SESSION_NOT_FOUND' })
   await sessions.endOne(userId, other.sessionId, client)
   await t.rejects(sessions.refresh(other.refreshToken, { rotate: true }, client), { code: 'INVALID_REFRESH_TOKEN' })
@@ -107,8 +109,8 @@ t.test('logout ends the session of its refresh token, once; a user can end only 
 
 t.test('ending all sessions but the current one counts the live ones and keeps the current', async (t) => {
   const { sessions, userId, events } = await setUp(t)
-  const current = await sessions.start(userId, client)
-  const others = [await sessions.start(userId, client), await sessions.start(userId, client)]
+  const current = await sessions.start(userId, client, password)
+  const others = [await sessions.start(userId, client, password), await sessions.start(userId, client, password)]
   t.equal(await sessions.endAll(userId, client, { exceptSessionId: current.sessionId }), 2)
   for (const other of others) await t.rejects(sessions.refresh(other.refreshToken, { rotate: false }, client), { code: 'INVALID_REFRESH_TOKEN' })
   await t.resolves(sessions.refresh(current.refreshToken, { rotate: false }, client))
@@ -118,12 +120,27 @@ t.test('ending all sessions but the current one counts the live ones and keeps t
 
 t.test('renew after a password change rotates the session\'s own refresh token, and only that', async (t) => {
   const { sessions, userId } = await setUp(t)
-  const session = await sessions.start(userId, client)
-  const other = await sessions.start(userId, client)
+  const session = await sessions.start(userId, client, password)
+  const other = await sessions.start(userId, client, password)
   const claims = { userId, sessionId: session.sessionId }
   t.type((await sessions.renew(claims, session.refreshToken, client)).refreshToken, 'string', 'its own token is rotated')
   const foreign = await sessions.renew(claims, other.refreshToken, client)
   t.equal(foreign.refreshToken, undefined, 'another session\'s token is left alone')
   t.same(JSON.parse(foreign.accessToken), claims)
   await t.resolves(sessions.refresh(other.refreshToken, { rotate: false }, client), 'and still valid')
+})
+
+t.test('a session remembers how it was signed in; a step-up adds its methods; a second factor is one of them or not', async (t) => {
+  const { sessions, userId } = await setUp(t)
+  const { sessionId } = await sessions.start(userId, client, password)
+  await t.rejects(sessions.requireSecondFactor(sessionId), { code: 'SECOND_FACTOR_REQUIRED' }, 'a password alone')
+  await sessions.markAuthenticated(sessionId, ['password'])
+  await t.rejects(sessions.requireSecondFactor(sessionId), { code: 'SECOND_FACTOR_REQUIRED' }, 'nor twice')
+  await sessions.markAuthenticated(sessionId, ['passkey'])
+  await sessions.requireSecondFactor(sessionId)
+  await sessions.markAuthenticated(sessionId, ['password'])
+  t.same((await sessions.proof(sessionId)).methods, ['password', 'passkey'], 'added, never replaced')
+  const withCode = await sessions.start(userId, client, { methods: ['provider', 'recovery_code'] })
+  await sessions.requireSecondFactor(withCode.sessionId)
+  await t.rejects(sessions.requireSecondFactor('gone'), { code: 'SESSION_REVOKED' })
 })

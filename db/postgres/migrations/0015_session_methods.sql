@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "amr" text DEFAULT '' NOT NULL;

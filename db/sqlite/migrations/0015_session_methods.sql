@@ -1,0 +1,1 @@
+ALTER TABLE `sessions` ADD `amr` text DEFAULT '' NOT NULL;

@@ -1,0 +1,99 @@
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import { runAdmin } from '../../src/admin.js'
+import { adminRequest, adminSession } from '../fixtures/admin.js'
+import { build } from '../fixtures/build.js'
+import { testDatabaseUrl } from '../fixtures/database.js'
+import { loggedInUser } from '../fixtures/factories.js'
+import { startMailbox } from '../fixtures/mailbox.js'
+import { enableTotp } from '../fixtures/mfa.js'
+import { startWebhookReceiver, WEBHOOK_SECRET, type WebhookReceiver } from '../fixtures/webhook-receiver.js'
+
+/*
+ * Issue 33, finding 15: the CLI did not go through the admin rules. `users delete` wrote no audit row and
+ * sent no webhook, `sessions revoke` wrote no audit row, and `mfa reset` recorded another event than the
+ * admin API's (and mailed the owner nothing). Now each is the admin API's act with the operator as actor
+ * (actor_id null): the same audit rows, webhooks and mail. Run on SQLite and, with TEST_STORE=postgres, PostgreSQL.
+ */
+
+interface Setup { server: FastifyInstance, receiver: WebhookReceiver, cli: (...args: string[]) => Promise<{ code: number, stdout: string, stderr: string }> }
+
+async function setUp (t: Test, env: Record<string, string> = {}): Promise<Setup> {
+  const receiver = await startWebhookReceiver(t)
+  const databaseUrl = await testDatabaseUrl(t, { persistent: true })
+  const settings = { DATABASE_URL: databaseUrl, WEBHOOK_URL: receiver.url, WEBHOOK_SECRET, ...env }
+  const server = await build(t, { variant: 'header', env: settings })
+  const cli = async (...args: string[]) => {
+    const stdout: string[] = []
+    const stderr: string[] = []
+    const code = await runAdmin(args, { out: line => { stdout.push(line) }, err: line => { stderr.push(line) }, env: settings })
+    return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') }
+  }
+  return { server, receiver, cli }
+}
+
+/** Every event the CLI's export gives, newest first. */
+async function trail (cli: Setup['cli'], type: string): Promise<Array<Record<string, unknown>>> {
+  const exported = await cli('events', 'export', '--type', type)
+  return exported.stdout === '' ? [] : exported.stdout.split('\n').map(line => JSON.parse(line))
+}
+
+/** Webhooks the CLI wrote are delivered (by the CLI itself or, left in the outbox, by the service's worker). */
+async function delivered (server: FastifyInstance, receiver: WebhookReceiver, type: string) {
+  server.webhooks.wake()
+  await server.webhooks.idle()
+  return receiver.ofType(type)
+}
+
+t.test('users delete writes the admin API\'s audit row and sends user.deleted', async (t) => {
+  const { server, receiver, cli } = await setUp(t)
+  const user = await loggedInUser(server, 'header')
+  const deleted = await cli('users', 'delete', String(user.user.id))
+  t.equal(deleted.code, 0, deleted.stderr)
+  t.equal(deleted.stderr, '')
+  const [row] = await trail(cli, 'admin_user_deleted')
+  t.match(row, { type: 'admin_user_deleted', user_id: null, actor_id: null, user_agent: 'account-service CLI', detail: { user_id: user.user.id, email: user.user.email } })
+  const [sent] = await delivered(server, receiver, 'user.deleted')
+  t.match(sent?.data, { id: user.user.id, email: user.user.email })
+  t.equal((await cli('users', 'delete', String(user.user.id))).code, 1, 'a second time: no such user')
+})
+
+t.test('sessions revoke writes admin_sessions_revoked and sends session.revoked', async (t) => {
+  const { server, receiver, cli } = await setUp(t)
+  const user = await loggedInUser(server, 'header')
+  const revoked = await cli('sessions', 'revoke', user.user.email)
+  t.equal(revoked.code, 0, revoked.stderr)
+  t.match(revoked.stdout, /^revoked 1 session of user/)
+  const [row] = await trail(cli, 'admin_sessions_revoked')
+  t.match(row, { user_id: user.user.id, actor_id: null, detail: { user_id: user.user.id, sessions: 1 } })
+  t.match((await delivered(server, receiver, 'session.revoked')).map(delivery => delivery.data), [{ user_id: user.user.id }])
+  const refresh = await server.inject({ method: 'POST', url: '/auth/refresh-token', headers: { authorization: `Bearer ${user.accessToken}`, 'x-refresh-token': `Bearer ${user.refreshToken}` } })
+  t.equal(refresh.statusCode, 401, 'the session is over')
+})
+
+t.test('mfa reset is the admin API\'s reset: admin_mfa_reset, mfa.changed, and a mail to the owner', async (t) => {
+  const mailbox = await startMailbox(t)
+  const { server, receiver, cli } = await setUp(t, { SMTP_URL: mailbox.smtpUrl })
+  const admin = await adminSession(server, 'header')
+  const [byCli, byApi] = [await loggedInUser(server, 'header'), await loggedInUser(server, 'header')]
+  await enableTotp(server, 'header', byCli)
+  await enableTotp(server, 'header', byApi)
+  const mfaChangedBefore = (await delivered(server, receiver, 'mfa.changed')).length
+
+  const reset = await cli('mfa', 'reset', byCli.user.email)
+  t.equal(reset.code, 0, reset.stderr)
+  t.equal((await adminRequest(server, 'header', admin, 'DELETE', `/admin/users/${byApi.user.id}/mfa`)).statusCode, 204)
+
+  const rows = await trail(cli, 'admin_mfa_reset')
+  const ofCli = rows.find(row => row.user_id === byCli.user.id)
+  const ofApi = rows.find(row => row.user_id === byApi.user.id)
+  t.match(ofCli, { actor_id: null, detail: { user_id: byCli.user.id, totp_was_on: true } })
+  t.match(ofApi, { actor_id: admin.user.id, detail: { user_id: byApi.user.id, totp_was_on: true } })
+  t.same(Object.keys(ofCli?.detail as object).sort(), Object.keys(ofApi?.detail as object).sort(), 'the same event either way')
+
+  const changed = (await delivered(server, receiver, 'mfa.changed')).slice(mfaChangedBefore)
+  t.same(changed.map(delivery => delivery.data.user_id).sort(), [byCli.user.id, byApi.user.id].sort(), 'mfa.changed for both')
+  server.mailer.wake()
+  const mail = await mailbox.next(byCli.user.email, 'An administrator turned off two-step sign-in')
+  t.match(mail.text, /administrator turned off the authenticator app/)
+})
