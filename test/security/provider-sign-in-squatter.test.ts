@@ -1,7 +1,9 @@
+import * as client from 'openid-client'
 import t from 'tap'
 import { SoftwareCredential } from '../fixtures/authenticator.js'
 import { credentials, loggedInUser, type Session } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
+import { addClient, authorizationRequest, authorizeInBrowser, CookieJar, oauthErrorOf, REDIRECT_URI, relyingParty } from '../fixtures/oauth.js'
 import { fragmentOf, providerSignIn, serviceWithProvider, type ProviderService } from '../fixtures/provider-service.js'
 
 /*
@@ -40,6 +42,13 @@ for (const variant of ['cookie', 'header'] as const) {
     const offered = await service.server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, squatter) })
     const added = await service.server.inject({ method: 'POST', url: '/auth/passkeys', ...credentials(variant, squatter), payload: passkey.register(offered.json()) })
     t.equal(added.statusCode, 201, 'the squatter has a passkey')
+    // And signs in to an app (the service's OAuth provider), which keeps a refresh token.
+    const app = await addClient(service.server, { grants: ['authorization_code', 'refresh_token'] })
+    const config = await relyingParty(service.baseUrl, app)
+    const request = await authorizationRequest(config, 'openid email offline_access', { redirect_uri: REDIRECT_URI, prompt: 'consent' })
+    const appCallback = await authorizeInBrowser(service.baseUrl, new CookieJar(), request.url, { variant, person: squatter.user })
+    const appTokens = await client.authorizationCodeGrant(config, appCallback, { pkceCodeVerifier: request.verifier, expectedState: request.state })
+    t.ok(appTokens.refresh_token, 'the squatter\'s app holds a refresh token')
 
     service.provider.accounts.set('owner', { email: ADDRESS, email_verified: true, given_name: 'Real', family_name: 'Owner' })
     const { callback, verifier } = await providerSignIn(service, 'owner')
@@ -57,6 +66,7 @@ for (const variant of ['cookie', 'header'] as const) {
     t.equal(await refreshStatus(service, squatter), 401, 'and its refresh token is refused')
     const options = (await service.server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })).json()
     t.equal((await service.server.inject({ method: 'POST', url: '/auth/passkeys/login', payload: passkey.assert(options) })).statusCode, 401, 'nor its passkey')
+    t.equal(await oauthErrorOf(client.refreshTokenGrant(config, appTokens.refresh_token as string)), 'invalid_grant', 'the app\'s grant has ended')
     const events = await service.server.store.listSecurityEvents(squatter.user.id, { limit: 20 })
     t.ok(events.some(event => event.type === 'identity_linked' && event.detail?.password_cleared === true), 'the clearing is recorded')
 
