@@ -43,8 +43,8 @@ if (process.argv[2] === '--child') {
   const code = await runAdmin(['users', 'import', file, '--json', '--database', database], { out: line => { lines.push(line) }, err: line => { process.stderr.write(`${line}\n`) } })
   const ms = performance.now() - started
   if (code !== 0) process.exit(code)
-  const { imported, skipped } = JSON.parse(lines.join('\n')) as { imported: number, skipped: unknown[] }
-  process.stdout.write(JSON.stringify({ imported, skipped: skipped.length, ms, maxRssKiB: process.resourceUsage().maxRSS, rssBefore, heapUsed: process.memoryUsage().heapUsed }))
+  const { imported, skipped_count: skipped } = JSON.parse(lines.join('\n')) as { imported: number, skipped_count: number }
+  process.stdout.write(JSON.stringify({ imported, skipped, ms, maxRssKiB: process.resourceUsage().maxRSS, rssBefore, heapUsed: process.memoryUsage().heapUsed }))
 } else {
   const users = Number(process.env.BENCH_IMPORT_USERS ?? 100_000)
   const outDir = resolve(process.env.BENCH_OUT ?? fileURLToPath(new URL('./results', import.meta.url)))

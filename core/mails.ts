@@ -62,7 +62,7 @@ export type SignInMethodChange =
   | { kind: 'totp_disabled' }
   /** An administrator (or the operator's CLI) turned it off: support for a lost authenticator. */
   | { kind: 'totp_reset' }
-  | { kind: 'identity_linked', provider: string }
+  | { kind: 'identity_linked', provider: string, passwordCleared?: boolean }
 
 /** The subject, and what happened (a clause after "On <date>"), of each change. */
 function describe (change: SignInMethodChange): { subject: string, what: string } {
@@ -86,7 +86,9 @@ function describe (change: SignInMethodChange): { subject: string, what: string 
     case 'identity_linked':
       return {
         subject: 'A sign-in provider was linked to your account',
-        what: `a sign-in with the provider "${change.provider}" was linked to your account: it signs in without the password`
+        what: `a sign-in with the provider "${change.provider}" was linked to your account: it signs in without the password` +
+          // The link cleared a password the one signing in never showed (docs/accounts.md): say how to have one again.
+          (change.passwordCleared === true ? '. The account\'s password and passkeys were removed and every session ended; "Forgot password" sets a new password' : '')
       }
   }
 }

@@ -34,7 +34,8 @@ Commands:
   users delete <id>           delete a user and every session of theirs; recorded as admin_user_deleted (sent as user.deleted)
   users import <file>         import users from another system, with their password hashes (bcrypt, Argon2, scrypt, PBKDF2):
                               NDJSON, one user a line (streamed), or a JSON array; - reads standard input. Prints how many
-                              were imported and each line skipped with its reason (a bad line or a taken email never stops it)
+                              were imported and skipped, and the first 100 skipped lines with their reasons (a bad line or a taken
+                              email never stops it)
   users set-role <id|email> <role>
                               make a user an admin (role admin) or not (role user); recorded as a security event
                               (role_changed). Admins use the admin API (/admin)
@@ -399,10 +400,11 @@ async function importUsers (store: AccountStore, open: () => AsyncIterable<Uint8
   } else {
     summary = await userImport.importNdjson(all())
   }
-  const { imported, skipped } = summary
+  const { imported, skipped, skipped_count: skippedCount } = summary
   print(out, options, summary, [
-    `imported ${imported} user${imported === 1 ? '' : 's'}, skipped ${skipped.length}`,
-    ...skipped.map(({ line, reason }) => `line ${line}: ${reason}`)
+    `imported ${imported} user${imported === 1 ? '' : 's'}, skipped ${skippedCount}`,
+    ...skipped.map(({ line, reason }) => `line ${line}: ${reason}`),
+    ...(summary.skipped_truncated ? [`(the first ${skipped.length} skipped lines; ${skippedCount - skipped.length} more not listed)`] : [])
   ].join('\n'))
 }
 

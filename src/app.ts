@@ -1,4 +1,5 @@
-import { STATUS_CODES, type Server } from 'node:http'
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyHttpOptions, FastifyInstance, FastifyLoggerOptions, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import account from '../plugins/app/account.js'
@@ -111,6 +112,23 @@ function answerClientError (this: FastifyInstance, error: Error & { code?: strin
 }
 
 /**
+ * A connection silent for REQUEST_TIMEOUT (the connectionTimeout): when a request on it is still unanswered (its body
+ * stalled), it gets the documented 408 before it closes, as from Node's whole-request bound (answerClientError); an
+ * idle one just closes. Without this listener Node destroyed the socket unanswered, and which of the two bounds
+ * noticed a stalled body first was a race (issue 33, 16).
+ */
+function closeSilentConnection (this: FastifyInstance, socket: Socket): void {
+  // The response of the request under way on the socket: Node's own field (undocumented, there since Node 0.x);
+  // tracking it through a 'request' listener instead would cost every request a closure.
+  const response = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  if (response == null || response.headersSent) {
+    socket.destroy()
+    return
+  }
+  answerClientError.call(this, Object.assign(new Error('connection silent past REQUEST_TIMEOUT'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket)
+}
+
+/**
  * Where the log lines go in development: pino-pretty's readable lines, written in-process (a
  * transport's worker cannot load in the single executable). Loaded only there: it is no part of a
  * production start.
@@ -160,6 +178,8 @@ export function serverOptions (config: Config, { logStream }: { logStream?: Fast
 
 /** The service as a plugin: external plugins, then our own, then the routes. */
 export default async function app (fastify: FastifyInstance, { config, mounts, clock: appClock, passwordHashParameters }: AppOptions): Promise<void> {
+  // With a listener, Node leaves a timed-out socket to it (Fastify's connectionTimeout arms the timeout).
+  fastify.server.on('timeout', closeSilentConnection.bind(fastify))
   fastify.setValidatorCompiler(buildValidatorCompiler())
   fastify.setSerializerCompiler(buildSerializerCompiler())
   // Only JSON bodies: text/plain would otherwise parse as a string and fail later as a schema error instead of 415.

@@ -63,14 +63,16 @@ t.test('users import reads NDJSON and prints what it imported and each line it s
       { line: 2, reason: 'invalid JSON' },
       { line: 3, reason: 'email already registered' },
       { line: 4, reason: 'unknown field bad\u001b[31mfield' }
-    ]
+    ],
+    skipped_count: 4,
+    skipped_truncated: false
   })
 })
 
 t.test('users import reads a JSON array, and standard input with -', async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const array = file(t, 'users.json', '\n  ' + JSON.stringify([user('a@example.com'), user('b@example.com', { email_verified: 'no' })], null, 2))
-  t.same(JSON.parse((await cli(databaseUrl, ['users', 'import', array, '--json'])).stdout), { imported: 1, skipped: [{ line: 2, reason: 'email_verified: must be boolean' }] })
+  t.same(JSON.parse((await cli(databaseUrl, ['users', 'import', array, '--json'])).stdout), { imported: 1, skipped: [{ line: 2, reason: 'email_verified: must be boolean' }], skipped_count: 1, skipped_truncated: false })
   const text = `${JSON.stringify(user('c@example.com'))}\n${JSON.stringify(user('d@example.com'))}\n`
   const cut = text.indexOf('d@exa') + 5
   const fromStdin = await cli(databaseUrl, ['users', 'import', '-'], ['  ', text.slice(0, cut), text.slice(cut)])

@@ -41,7 +41,10 @@ export interface AccountLifecycle {
   deleteAccount (actor: Actor, password: string | undefined): Promise<void>
   /** Mails a verification link to the user's address (token and mail written together), off the request's path. */
   sendVerificationMail (user: { id: number, email: string }): void
-  /** Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's path. */
+  /**
+   * Mails a reset link when the email belongs to a user, within its quotas, and nothing otherwise; all of it off the request's
+   * path, RESET_WORK_DELAY_MIN_MS to RESET_WORK_DELAY_MIN_MS + RESET_WORK_DELAY_SPREAD_MS after it, whatever the address.
+   */
   sendPasswordResetMail (email: string): void
   /**
    * Sets the password from a mailed token, voids every other token and ends every session. The link proves
@@ -59,6 +62,13 @@ export interface AccountLifecycle {
    */
   proveAddress (proof: AddressProof, client: Client): Promise<AddressProofOutcome>
 }
+
+/**
+ * When forgot-password's work starts after the answer: at least the minimum (past the requests that follow at once),
+ * then at a random moment within the spread, so that no request can be timed against it (issue 33, finding 17).
+ */
+export const RESET_WORK_DELAY_MIN_MS = 50
+export const RESET_WORK_DELAY_SPREAD_MS = 450
 
 /** The account's settings are its mailed links' (core/accounts/mailed-tokens.ts). */
 export type AccountOptions = MailedTokensOptions
@@ -164,12 +174,15 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
     },
 
     sendPasswordResetMail (email) {
+      // The same job for every address, and it decides: the lookup, then for a known one the token, the outbox and the
+      // delivery. Run on the answer's heels, a known address's work slowed the next request by some 6 ms, which told
+      // whether the address has an account (issue 33, finding 17); at a random moment a while later, no request pays for it.
       mailer.send(async () => {
         const user = await store.findUserByEmail(email)
         if (user === undefined) return
         const issued = await tokens.issueWithMail(user, 'reset_password', (token) => resetMail(user.email, tokens.linkOf('/reset-password', token), options.passwordResetTtlSeconds))
         if (!issued) log.info({ userId: user.id }, 'password-reset mail not sent: the address reached its hourly or daily quota')
-      })
+      }, { delayMs: RESET_WORK_DELAY_MIN_MS + Math.random() * RESET_WORK_DELAY_SPREAD_MS })
     },
 
     async resetPassword (token, newPassword, client) {

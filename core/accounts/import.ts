@@ -4,10 +4,11 @@ import { currentDate, type Clock } from '../clock.js'
 import { PayloadTooLargeError, ValidationFailedError } from '../errors.js'
 import { importRefusal } from '../passwords/hash-formats.js'
 import { normalizeUserFields } from '../schemas/common.js'
-import { ImportUser, type ImportSummaryType, type ImportUserType } from '../schemas/import.js'
+import { IMPORT_REASON_MAX, IMPORT_SKIPPED_LISTED, ImportUser, type ImportSummaryType, type ImportUserType } from '../schemas/import.js'
 import { compileBodySchema } from '../validation.js'
 
 export type ImportSummary = ImportSummaryType
+export { IMPORT_SKIPPED_LISTED }
 
 export interface UserImport {
   /**
@@ -38,6 +39,8 @@ type Entry = { line: number, value: unknown } | { line: number, reason: string }
 export const IMPORT_BATCH_SIZE = 500
 export const IMPORT_MAX_LINE_BYTES = 64 * 1024
 
+const shortened = (reason: string) => reason.length <= IMPORT_REASON_MAX ? reason : `${reason.slice(0, IMPORT_REASON_MAX - 1)}…`
+
 const REASONS: Record<Exclude<ImportOutcome, 'imported'>, string> = {
   email_taken: 'email already registered',
   username_taken: 'username already taken'
@@ -48,6 +51,7 @@ const REASONS: Record<Exclude<ImportOutcome, 'imported'>, string> = {
  * their first login, then replaced by Argon2id, core/authentication/authentication.ts). A bad line never ends
  * the import: it is skipped with its line number and a reason, and so is a user whose email or username is
  * taken (by an account before, or a line before), so an import run twice imports nothing the second time.
+ * Every skipped line is counted; the summary lists the first IMPORT_SKIPPED_LISTED.
  */
 export function createUserImport ({ store, clock }: UserImportDependencies, options: UserImportOptions = {}): UserImport {
   const batchSize = options.batchSize ?? IMPORT_BATCH_SIZE
@@ -77,30 +81,38 @@ export function createUserImport ({ store, clock }: UserImportDependencies, opti
   }
 
   async function importEntries (entries: AsyncIterable<Entry> | Iterable<Entry>): Promise<ImportSummary> {
-    const summary: ImportSummary = { imported: 0, skipped: [] }
+    let imported = 0
+    let skippedCount = 0
+    // Lines of a later batch can be skipped before an earlier line's batch is written: the first ones by line
+    // number are kept by sorting now and then and dropping the tail, so at most twice the listed number is held.
+    let listed: ImportSummary['skipped'] = []
+    const firstListed = () => listed.sort((a, b) => a.line - b.line).slice(0, IMPORT_SKIPPED_LISTED)
+    const skip = (line: number, reason: string) => {
+      skippedCount++
+      listed.push({ line, reason: shortened(reason) })
+      if (listed.length >= 2 * IMPORT_SKIPPED_LISTED) listed = firstListed()
+    }
     let batch: Array<{ line: number, user: ImportedUser }> = []
     const flush = async () => {
       if (batch.length === 0) return
       const outcomes = await store.importUsers(batch.map(({ user }) => user), currentDate(clock))
       outcomes.forEach((outcome, index) => {
-        if (outcome === 'imported') summary.imported++
-        else summary.skipped.push({ line: batch[index].line, reason: REASONS[outcome] })
+        if (outcome === 'imported') imported++
+        else skip(batch[index].line, REASONS[outcome])
       })
       batch = []
     }
     for await (const entry of entries) {
       const user = 'reason' in entry ? entry.reason : read(entry.value)
       if (typeof user === 'string') {
-        summary.skipped.push({ line: entry.line, reason: user })
+        skip(entry.line, user)
         continue
       }
       batch.push({ line: entry.line, user })
       if (batch.length >= batchSize) await flush()
     }
     await flush()
-    // Lines of a later batch can be skipped before an earlier line's batch is written: in line order.
-    summary.skipped.sort((a, b) => a.line - b.line)
-    return summary
+    return { imported, skipped: firstListed(), skipped_count: skippedCount, skipped_truncated: skippedCount > IMPORT_SKIPPED_LISTED }
   }
 
   return {

@@ -46,7 +46,8 @@ export interface Identities {
   /**
    * The account of the provider's claims: the one linked to (provider, sub); else, only when the provider
    * says it verified the email, the one with that email (linked now; an account whose email was never
-   * verified is claimed first: account.proveAddress, pre-hijacking) or a new one without a password.
+   * verified is claimed first: account.proveAddress, pre-hijacking; a verified one loses its password, passkeys
+   * and sessions, which the one signing in never showed) or a new one without a password.
    * Throws SignInRefusedError.
    */
   accountFor (provider: string, claims: ProviderClaims, variant: Variant, client: Client): Promise<UserRecord>
@@ -113,7 +114,7 @@ export function createIdentities ({ store, clock, sessions, securityEvents, acco
     if (outcome.outcome === 'email_changed') return undefined
     const passwordCleared = outcome.claimed?.passwordCleared ?? false
     await securityEvents.record('identity_linked', client, { userId: user.id, detail: { provider, email: claims.email, password_cleared: passwordCleared } })
-    await mailer.enqueue(signInMethodNotice(claims.email, { kind: 'identity_linked', provider }, currentDate(clock), client))
+    await mailer.enqueue(signInMethodNotice(claims.email, { kind: 'identity_linked', provider, passwordCleared }, currentDate(clock), client))
     return await store.findUserById(user.id)
   }
 

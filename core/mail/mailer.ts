@@ -15,9 +15,10 @@ export type MailJob = MailMessage | (() => Promise<MailMessage | undefined | voi
 export interface Mailer {
   /**
    * Runs the job after the answer (a request never waits for mail), writes the message it yields to
-   * the outbox, and wakes the worker. A job's failure is logged and counted, never thrown.
+   * the outbox, and wakes the worker. A job's failure is logged and counted, never thrown. With `delayMs` it starts
+   * that much later (forgot-password: core/accounts/account.ts); idle() and close() wait for it all the same.
    */
-  send (job: MailJob): void
+  send (job: MailJob, options?: { delayMs?: number }): void
   /** Writes a message to the outbox now (it is durable once this resolves) and wakes the worker. */
   enqueue (message: MailMessage): Promise<void>
   /**
@@ -130,9 +131,9 @@ export async function createMailer ({ store, log }: MailerDependencies, { mail, 
   }
 
   return {
-    send (job) {
+    send (job, { delayMs } = {}) {
       // setImmediate: even the job's own work (a lookup, a token write) starts after the answer has gone.
-      const running = new Promise(resolve => setImmediate(resolve))
+      const running = new Promise(resolve => delayMs === undefined ? setImmediate(resolve) : setTimeout(resolve, delayMs))
         .then(async () => {
           const message = typeof job === 'function' ? await job() : job
           if (message !== undefined) await store.enqueueMail(forOutbox(message), new Date())

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { IdentityRecord, PasskeyRecord, SecurityEventRecord, SessionRecord, UserRecord } from '../../db/store.js'
 import { USER_ROLES } from '../../db/store.js'
+import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 import { SECURITY_EVENT_TYPES } from '../events/types.js'
-import { Email, Id, Name, Username } from './common.js'
+import { Email, EventId, Id, Name, Username } from './common.js'
 
 /** How many users or events a page holds by default, and at most. */
 export const ADMIN_PAGE = 50
@@ -48,9 +49,11 @@ export function presentAdminUser (user: UserRecord): AdminUserBody {
 }
 
 export const AdminUsersQuery = Type.Object({
-  query: Type.Optional(Type.String({ maxLength: 254, description: 'Part of an email, a name or a username; case is ignored' })),
+  // No control character: no email, name or username holds one, and PostgreSQL's text cannot hold a NUL (a 500 before).
+  query: Type.Optional(Type.String({ maxLength: 254, pattern: NO_CONTROL_CHARACTERS, description: 'Part of an email, a name or a username; case is ignored' })),
   limit: Type.Integer({ minimum: 1, maximum: ADMIN_PAGE_MAX, default: ADMIN_PAGE }),
-  cursor: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'The `next_cursor` of the previous page' }))
+  // At most MAX_ID, which the route checks (a pattern cannot say it simply).
+  cursor: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'The `next_cursor` of the previous page' }))
 }, { additionalProperties: false })
 
 export const AdminUsersResponse = Type.Object({
@@ -128,7 +131,7 @@ export const NewAdminUserBody = {
 export const AdminEventsQuery = Type.Object({
   user: Type.Optional(Id),
   type: Type.Optional(Type.Union(SECURITY_EVENT_TYPES.map(type => Type.Literal(type)))),
-  before: Type.Optional(Type.Integer({ minimum: 1, description: 'The id of the last event of the previous page' })),
+  before: Type.Optional(EventId),
   limit: Type.Integer({ minimum: 1, maximum: ADMIN_PAGE_MAX, default: ADMIN_PAGE })
 }, { additionalProperties: false })
 

@@ -9,7 +9,11 @@ import { NO_CONTROL_CHARACTERS } from '../control-characters.js'
 /** No NUL character: PostgreSQL's text cannot hold one (the query would fail), so such input is refused as invalid on either backend. */
 export const NO_NUL = '^[^\\u0000]*$'
 
-export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Assigned by the service' })
+/** The largest user id: PostgreSQL's `integer` column (SQLite's ids count up from 1 the same way). A larger one is 400, not the column's 500. */
+export const MAX_ID = 2_147_483_647
+export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID, description: 'Assigned by the service' })
+/** The id of an event (a `bigint` column): past JavaScript's safe integers it would not be read back exactly. */
+export const EventId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The id of the last event of the previous page' })
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254, description: 'Trimmed and lower-cased; unique' })
 /**
  * No control character either (core/control-characters.ts): C0 (NUL included, see NO_NUL), DEL, C1 and

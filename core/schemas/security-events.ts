@@ -1,13 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { SecurityEventRecord } from '../../db/store.js'
 import { SECURITY_EVENT_TYPES } from '../events/types.js'
+import { EventId } from './common.js'
 
 /** How many events a page of GET /auth/security-events holds by default, and at most. */
 export const SECURITY_EVENTS_PAGE = 50
 export const SECURITY_EVENTS_PAGE_MAX = 200
 
 export const SecurityEventsQuery = Type.Object({
-  before: Type.Optional(Type.Integer({ minimum: 1, description: 'The id of the last event of the previous page' })),
+  before: Type.Optional(EventId),
   limit: Type.Integer({ minimum: 1, maximum: SECURITY_EVENTS_PAGE_MAX, default: SECURITY_EVENTS_PAGE })
 }, { additionalProperties: false })
 

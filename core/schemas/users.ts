@@ -23,7 +23,12 @@ export const CookieVariantUser = Type.Object({
 export const PublicUser = { header: HeaderVariantUser, cookie: CookieVariantUser } as const satisfies Record<Variant, unknown>
 export type PublicUserBody = Static<typeof HeaderVariantUser> | Static<typeof CookieVariantUser>
 
-export const UserParams = Type.Object({ userId: Id }, { additionalProperties: false })
+/**
+ * The interface's `/users/:userId`: any id a client may hold, so that one past the store's column (MAX_ID) is
+ * still "another user's id" (403, the contract's answer) rather than a validation error. The guard compares
+ * it with the token's own id before any read, so it never reaches the store.
+ */
+export const UserParams = Type.Object({ userId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: Id.description }) }, { additionalProperties: false })
 
 /** PATCH body (cookie variant): any non-empty subset; anything else, password included, is refused. */
 export const UpdateUserBody = Type.Object({

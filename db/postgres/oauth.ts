@@ -9,12 +9,21 @@ const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expire
 /** Not expired at `now`: a null expiry never expires. */
 const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, now))
 
+/**
+ * Whether a value sent by a client (a client_id, a code, a uid) holds a NUL: PostgreSQL's text cannot, so the
+ * query would fail (500); no model the provider stores has one, so it is simply not found (invalid_client, invalid_grant).
+ */
+const holdsNul = (value: string) => value.includes('\u0000')
+
 /** The OAuth provider's models in the PostgreSQL store (db/store/oauth.ts). Listings are in insertion order: the seq column (db/postgres/schema.ts). */
 export function oauthQueries (c: PostgresConnection): OAuthStore {
-  const findOne = (kind: string, match: SQL, now: Date) => c.run(async () => {
-    const [row] = await c.db.select(recordColumns).from(oauthModels).where(and(eq(oauthModels.kind, kind), match, unexpired(now))).limit(1)
-    return row === undefined ? undefined : decodeOAuthModel(row)
-  })
+  const findOne = async (kind: string, value: string, match: SQL, now: Date) => {
+    if (holdsNul(value)) return undefined
+    return await c.run(async () => {
+      const [row] = await c.db.select(recordColumns).from(oauthModels).where(and(eq(oauthModels.kind, kind), match, unexpired(now))).limit(1)
+      return row === undefined ? undefined : decodeOAuthModel(row)
+    })
+  }
 
   return {
     async upsertOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null) {
@@ -32,23 +41,25 @@ export function oauthQueries (c: PostgresConnection): OAuthStore {
     },
 
     async findOAuthModel (kind: string, id: string, now: Date) {
-      return findOne(kind, eq(oauthModels.id, id), now)
+      return await findOne(kind, id, eq(oauthModels.id, id), now)
     },
 
     async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {
-      return findOne(kind, eq(oauthModels.userCode, userCode), now)
+      return await findOne(kind, userCode, eq(oauthModels.userCode, userCode), now)
     },
 
     async findOAuthModelByUid (kind: string, uid: string, now: Date) {
-      return findOne(kind, eq(oauthModels.uid, uid), now)
+      return await findOne(kind, uid, eq(oauthModels.uid, uid), now)
     },
 
     async consumeOAuthModel (kind: string, id: string, now: Date) {
+      if (holdsNul(id)) return
       await c.run(() => c.db.update(oauthModels).set({ consumedAt: now })
         .where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id), isNull(oauthModels.consumedAt))))
     },
 
     async destroyOAuthModel (kind: string, id: string) {
+      if (holdsNul(id)) return
       await c.run(() => c.db.delete(oauthModels).where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id))))
     },
 

@@ -108,7 +108,8 @@ export async function consumeProof (tx: Transaction, userId: number, proof: MfaP
 /** AccountStore.proveAddress inside its transaction. */
 export async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, identity }: AddressProof, now: Date): Promise<AddressProofOutcome> {
   // The user's row locked: proofs, unlinks and password changes of this user judge one after the other.
-  const [user] = await tx.select({ email: users.email, emailVerified: users.emailVerified }).from(users).where(eq(users.id, userId)).for('update')
+  const [user] = await tx.select({ email: users.email, emailVerified: users.emailVerified, passwordHash: users.passwordHash }).from(users)
+    .where(eq(users.id, userId)).for('update')
   // Before any write: an identity that cannot be linked leaves the account as it was.
   if (identity !== undefined && await identityConflicts(tx, userId, identity)) return { outcome: 'identity_conflict' }
   let sessionsEnded = 0
@@ -144,6 +145,14 @@ export async function proveAddressIn (tx: Transaction, { userId, email, password
     if (passwordHash === undefined && (passwordCleared || removed)) await endAccess()
     claimed = { passwordCleared, passkeys: passkeysRemoved, totp, identities: identitiesRemoved }
     await tx.update(users).set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, userId))
+  } else if (identity !== undefined && user.passwordHash !== null) {
+    // A verified account with a password: the one signing in proved the address, not the password, whose author
+    // may be a squatter whose registration the owner verified. The ways in it never showed go; so does every session.
+    const passkeysRemoved = await tx.delete(passkeys).where(eq(passkeys.userId, userId)).returning({ id: passkeys.id, name: passkeys.name })
+    await tx.delete(webauthnChallenges).where(eq(webauthnChallenges.userId, userId))
+    await tx.update(users).set({ passwordHash: null, updatedAt: now }).where(eq(users.id, userId))
+    await endAccess()
+    claimed = { passwordCleared: true, passkeys: passkeysRemoved, totp: false, identities: [] }
   }
   if (identity !== undefined) {
     await tx.insert(identities).values({ ...identity, userId, createdAt: now }).onConflictDoNothing()

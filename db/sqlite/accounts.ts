@@ -9,7 +9,7 @@ import type { SqliteConnection } from './connection.js'
 /** The accounts of the SQLite store (db/store/accounts.ts). */
 export function accountsQueries (c: SqliteConnection): AccountRulesStore {
   function proveAddressIn (tx: Tx, { userId, email, passwordHash, identity }: AddressProof, now: Date): AddressProofOutcome {
-    const user = tx.select({ email: users.email, emailVerified: users.emailVerified }).from(users).where(eq(users.id, userId)).get()
+    const user = tx.select({ email: users.email, emailVerified: users.emailVerified, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
     // Before any write: an identity that cannot be linked leaves the account as it was.
     if (identity !== undefined && identityConflicts(tx, userId, identity)) return { outcome: 'identity_conflict' }
     const userTokens = and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))
@@ -46,6 +46,14 @@ export function accountsQueries (c: SqliteConnection): AccountRulesStore {
       if (passwordHash === undefined && (passwordCleared || removed)) endAccess()
       claimed = { passwordCleared, passkeys: passkeysRemoved, totp, identities: identitiesRemoved }
       tx.update(users).set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, userId)).run()
+    } else if (identity !== undefined && user.passwordHash !== null) {
+      // A verified account with a password: the one signing in proved the address, not the password, whose author
+      // may be a squatter whose registration the owner verified. The ways in it never showed go; so does every session.
+      const passkeysRemoved = tx.delete(passkeys).where(eq(passkeys.userId, userId)).returning({ id: passkeys.id, name: passkeys.name }).all()
+      tx.delete(webauthnChallenges).where(eq(webauthnChallenges.userId, userId)).run()
+      tx.update(users).set({ passwordHash: null, updatedAt: now }).where(eq(users.id, userId)).run()
+      endAccess()
+      claimed = { passwordCleared: true, passkeys: passkeysRemoved, totp: false, identities: [] }
     }
     if (identity !== undefined) {
       tx.insert(identities).values({ ...identity, userId, createdAt: now }).onConflictDoNothing().run()

@@ -35,7 +35,7 @@ export type AddressProofOutcome =
   | { outcome: 'email_changed', sessionsEnded: number }
   /**
    * The address is verified (and the identity linked). `claimed` is set when it had never been: everything
-   * set up before the proof is gone (see proveAddress).
+   * set up before the proof is gone (see proveAddress); and when a provider's link cleared a verified account's password.
    */
   | { outcome: 'proved', claimed?: ClaimedSetup, sessionsEnded: number }
 
@@ -48,7 +48,9 @@ export interface AccountRulesStore {
    * unused one-time tokens voided and its sessions revoked (the revocation log written); a provider sign-in
    * also clears the password (a reset stores the new one; the verification link keeps it). The email is then
    * verified and the identity linked. An account already verified keeps all of it (a reset never turns a second
-   * factor off). A reset always stores its password, voids one-time tokens and revokes every session. The
+   * factor off), except that a provider sign-in linking to one with a password clears the password, deletes its
+   * passkeys and ends every session (`claimed` says so): whoever signs in showed the address, not those. A reset
+   * always stores its password, voids one-time tokens and revokes every session. The
    * identity check comes before any write: on `identity_conflict` nothing changed.
    */
   proveAddress (proof: AddressProof, now: Date): Promise<AddressProofOutcome>

@@ -13,6 +13,9 @@ export const IMPORT_NDJSON_LIMIT = 128 * 1024 * 1024
 /** The largest JSON array body: an array is parsed whole before a user is read, so it is held in memory; NDJSON is not. */
 export const IMPORT_JSON_LIMIT = 16 * 1024 * 1024
 
+/** The first skipped lines (line and reason) the `users_imported` event keeps; the answer lists more. */
+const AUDITED_SKIPPED_LINES = 10
+
 export interface ImportRoutesOptions {
   ndjsonLimit?: number
   jsonLimit?: number
@@ -38,22 +41,31 @@ const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (fastify, { 
       description: 'NDJSON (`application/x-ndjson`, one user a line, streamed, up to 128 MiB) or a JSON array (up to 16 MiB). ' +
         'Each user: `email`, `first_name`, `last_name`, optional `username`, `password_hash` (bcrypt, Argon2, scrypt or PBKDF2 ' +
         'in PHC form; none: no password) and `email_verified`. A bad line, or a taken email or username, is skipped with its ' +
-        'reason; the old hash verifies the first login and is replaced by Argon2id then.',
+        'reason: every skipped line is counted (`skipped_count`), the first 100 are listed in `skipped` (`skipped_truncated` when ' +
+        'more were left out). The old hash verifies the first login and is replaced by Argon2id then.',
       consumes: ['application/x-ndjson', 'application/json'],
       response: { 200: ImportSummary }
     }
   }, async (request) => {
     const { body } = request
+    const format = body instanceof Readable ? 'ndjson' : 'json'
     const summary = body instanceof Readable
       ? await fastify.userImport.importNdjson(body, { maxBytes: ndjsonLimit })
       : await fastify.userImport.importArray(body)
-    // In the admin API, the import is an admin action of the audit trail (no user of its own: user_id null).
+    // In the admin API, the import is an admin action of the audit trail (no user of its own: user_id null): what an
+    // operator needs to follow it up, and no more than a few lines of it (each reason is bounded too).
     const actor = request.adminActor
     if (actor != null) {
       await fastify.securityEvents.record('users_imported', actor.client, {
         userId: null,
         actorId: actor.adminId,
-        detail: { imported: summary.imported, skipped: summary.skipped.length }
+        detail: {
+          format,
+          imported: summary.imported,
+          skipped: summary.skipped_count,
+          skipped_lines: summary.skipped.slice(0, AUDITED_SKIPPED_LINES),
+          skipped_truncated: summary.skipped_count > AUDITED_SKIPPED_LINES
+        }
       })
     }
     return summary

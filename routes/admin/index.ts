@@ -5,7 +5,8 @@ import {
   AdminEventsQuery, AdminEventsResponse, AdminUserDetails, AdminUserParams, AdminUsersQuery, AdminUsersResponse, AdminUser,
   NewAdminUserBody, presentAdminEvent, presentAdminUser, presentAdminUserDetails
 } from '../../core/schemas/admin.js'
-import { normalizeUserFields } from '../../core/schemas/common.js'
+import { MAX_ID, normalizeUserFields } from '../../core/schemas/common.js'
+import { ValidationFailedError } from '../../core/errors.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import type { AdminActor } from '../../core/admin/admin.js'
 import { clientOf } from '../client.js'
@@ -89,7 +90,9 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
     }
   }, async (request) => {
     const { query, limit, cursor } = request.query
-    const page = await admin.searchUsers({ query: query?.trim(), limit, afterId: cursor === undefined ? undefined : Number(cursor) })
+    const afterId = cursor === undefined ? undefined : Number(cursor)
+    if (afterId !== undefined && afterId > MAX_ID) throw new ValidationFailedError(`querystring/cursor must be at most ${MAX_ID}`)
+    const page = await admin.searchUsers({ query: query?.trim(), limit, afterId })
     return { users: page.users.map(presentAdminUser), next_cursor: page.nextAfterId === null ? null : String(page.nextAfterId) }
   })
 

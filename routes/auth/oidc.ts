@@ -78,7 +78,8 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         'or the sign-in was refused: email_required (no email given), invalid_email (the email the provider gave is not one address as registration takes it), email_not_verified (the provider did not verify the email: it neither makes an account nor opens one), ' +
         'identity_conflict (the account with that email has another identity at this provider; nothing is changed). ' +
         'A verified email opens the account that holds it; one whose address was never verified is claimed first: its password, passkeys, TOTP, ' +
-        'recovery codes, other identities and sessions are gone. ' +
+        'recovery codes, other identities and sessions are gone; a verified one that a provider has not signed in to before loses its password, ' +
+        'passkeys and sessions (app grants with them): the one signing in showed the address, not those (docs/accounts.md). ' +
         (variant === 'cookie'
           ? 'signed in, through a page of ours (200 text/html) that moves on by itself, so that the SameSite=Strict session cookies are sent on arrival.'
           : 'with a one-time #code= (60 s) for POST /auth/oidc/exchange, bound to the start\'s code_challenge.'),

@@ -37,7 +37,7 @@ t.test('NDJSON: 200 with what was imported and each line skipped', async (t) => 
       user('A@example.com'), user('c@example.com', { username: 'cee', email_verified: true }))
   })
   t.equal(response.statusCode, 200, response.body)
-  t.same(response.json(), { imported: 3, skipped: [{ line: 2, reason: 'invalid JSON' }, { line: 4, reason: 'email already registered' }] })
+  t.same(response.json(), { imported: 3, skipped: [{ line: 2, reason: 'invalid JSON' }, { line: 4, reason: 'email already registered' }], skipped_count: 2, skipped_truncated: false })
   t.match(await store.findUserByEmail('c@example.com'), { username: 'cee', emailVerified: true })
 })
 
@@ -47,7 +47,7 @@ t.test('NDJSON is read as a stream, chunk by chunk', async (t) => {
   const response = await app.inject({
     method: 'POST', url: '/admin/users/import', headers: { 'content-type': 'application/x-ndjson' }, payload: Readable.from(lines.map(line => Buffer.from(line)))
   })
-  t.same(response.json(), { imported: 25, skipped: [] })
+  t.same(response.json(), { imported: 25, skipped: [], skipped_count: 0, skipped_truncated: false })
   t.equal((await store.listUsers({ limit: 100 })).length, 25)
 })
 
@@ -55,7 +55,7 @@ t.test('a JSON array: 200 with positions from 1; a JSON object is refused', asyn
   const { app } = await importApp(t)
   const response = await app.inject({ method: 'POST', url: '/admin/users/import', payload: [user('a@example.com'), user('b@example.com', { role: 'admin' })] })
   t.equal(response.statusCode, 200, response.body)
-  t.same(response.json(), { imported: 1, skipped: [{ line: 2, reason: 'unknown field role' }] })
+  t.same(response.json(), { imported: 1, skipped: [{ line: 2, reason: 'unknown field role' }], skipped_count: 1, skipped_truncated: false })
   const object = await app.inject({ method: 'POST', url: '/admin/users/import', payload: { users: [] } })
   t.equal(object.statusCode, 400)
   t.match(object.json(), { code: 'VALIDATION_FAILED' })

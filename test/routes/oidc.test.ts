@@ -201,16 +201,18 @@ t.test('pre-hijacking: an account registered with the address but never verified
   t.ok(events.some(event => event.type === 'passkey_removed' && event.detail?.reason === 'address_proved'), 'and the passkey\'s removal')
 })
 
-t.test('an account whose email was verified keeps its password when the owner links a provider', async (t) => {
+t.test('an account whose email was verified loses its password when a provider is first linked: the one signing in never showed it', async (t) => {
   const service = await serviceWithProvider(t, 'header')
   const owner = await registerUser(service.server, 'header', { email: 'kept@example.test' })
   await service.server.store.markEmailVerified(owner.id, owner.email, new Date())
   const { callback } = await signIn(service, 'kept')
   const login = (await exchange(service, fragmentOf(callback).get('code') ?? '')).json()
   t.equal(login.user.id, owner.id)
-  t.equal((await passwordLogin(service.server, owner.email, owner.password)).statusCode, 200, 'the password still works')
+  t.equal((await passwordLogin(service.server, owner.email, owner.password)).statusCode, 401, 'the password no longer works (forgot-password sets one)')
   const auth = { authorization: `Bearer ${login.accessToken}` }
-  t.equal((await service.server.inject({ method: 'DELETE', url: '/auth/identities/test', headers: auth })).statusCode, 204, 'with a password left, the identity may go')
+  const unlink = await service.server.inject({ method: 'DELETE', url: '/auth/identities/test', headers: auth })
+  t.equal(unlink.statusCode, 409, 'with no password left, the identity is the last way in')
+  t.equal(unlink.json().code, 'LAST_LOGIN_METHOD')
 })
 
 t.test('a provider email that is not verified never links to an existing account', async (t) => {

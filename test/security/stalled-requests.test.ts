@@ -53,6 +53,22 @@ t.test('a request whose body stops half-way has its connection closed within REQ
   if (answer !== '') assertTimeoutAnswer(t, answer)
 })
 
+t.test('a body that falls silent half-way gets the documented 408 in the error shape before the connection closes (review 3, 16)', async (t) => {
+  const port = await listening(t, '300ms')
+  // Several at once: whichever of Node's bounds notices first (the silence or the whole request), the answer is the 408.
+  const outcomes = await Promise.all(Array.from({ length: 4 }, async () => {
+    const socket = connect(port, '127.0.0.1')
+    const started = Date.now()
+    socket.write(HEAD + '{"email":"a@example.com",')
+    return await untilClosed(socket, started)
+  }))
+  for (const { closed, afterMs, answer } of outcomes) {
+    t.ok(closed, 'the server closes the connection')
+    t.ok(afterMs < 3000, `soon after REQUEST_TIMEOUT (${afterMs} ms)`)
+    assertTimeoutAnswer(t, answer)
+  }
+})
+
 t.test('a body sent a byte at a time, never falling silent, is cut off at REQUEST_TIMEOUT with a 408', async (t) => {
   const port = await listening(t, '500ms')
   const socket = connect(port, '127.0.0.1')

@@ -49,7 +49,9 @@ t.test('every line is imported or skipped with its line number and why; the impo
       { line: 13, reason: 'username: holds characters that are not allowed' },
       { line: 14, reason: 'first_name: holds characters that are not allowed' },
       { line: 16, reason: 'email_verified: must be boolean' }
-    ]
+    ],
+    skipped_count: 13,
+    skipped_truncated: false
   })
   t.match(await store.findUserByEmail('ada@example.com'), { username: 'ada', firstName: 'Ada', emailVerified: true, passwordHash: /^\$2b\$04\$/ }, 'normalized as registration does')
   t.match(await store.findUserByEmail('i@example.com'), { passwordHash: /^\$scrypt\$/, emailVerified: false, username: null })
@@ -62,7 +64,7 @@ t.test('a JSON array: positions from 1; anything but an array is refused', async
   const store = await testStore(t)
   const userImport = createUserImport({ store, clock: testClock() })
   t.same(await userImport.importArray([ada(), 'text', ada({ email: 'b@example.com', username: 'bee' })]), {
-    imported: 2, skipped: [{ line: 2, reason: 'not a JSON object' }]
+    imported: 2, skipped: [{ line: 2, reason: 'not a JSON object' }], skipped_count: 1, skipped_truncated: false
   })
   await t.rejects(userImport.importArray({ users: [] }), { code: 'VALIDATION_FAILED' })
 })
@@ -85,7 +87,7 @@ t.test('streams: batches are written as lines arrive, never more than one batch 
     }
   }
   const summary = await createUserImport({ store, clock: testClock() }, { batchSize: 100 }).importNdjson(source())
-  t.same(summary, { imported: 1050, skipped: [] })
+  t.same(summary, { imported: 1050, skipped: [], skipped_count: 0, skipped_truncated: false })
   t.same(batches, [...Array(10).fill(100), 50])
 })
 
@@ -100,7 +102,7 @@ t.test('lines: split across chunks, CRLF, a last line without its newline, a byt
   t.same(await read(['x'.repeat(30)]), [{ line: 1, tooLong: true }])
   const userImport = createUserImport({ store: await testStore(t), clock: testClock() }, { maxLineBytes: 200 })
   t.same(await userImport.importNdjson(Readable.from([Buffer.from('\uFEFF' + ndjson(ada(), ada({ email: 'b@example.com', last_name: 'x'.repeat(300) })))])), {
-    imported: 1, skipped: [{ line: 2, reason: 'line too long' }]
+    imported: 1, skipped: [{ line: 2, reason: 'line too long' }], skipped_count: 1, skipped_truncated: false
   })
   await t.rejects(userImport.importNdjson(Readable.from([Buffer.from(ndjson(ada({ email: 'c@example.com' })))]), { maxBytes: 10 }), { code: 'PAYLOAD_TOO_LARGE' })
 })
