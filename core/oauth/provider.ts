@@ -244,18 +244,20 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       responseTypes: ['code'],
-      // PKCE S256 for every client, confidential ones too (OAuth 2.1).
-      pkce: { required: () => true },
+      // PKCE S256 for every client (OAuth 2.1), but a confidential one the operator registered with
+      // `clients add --pkce optional` (one that cannot send it: passport-openidconnect, the conformance basic plan).
+      pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' || (client as unknown as { pkce?: string }).pkce !== 'optional' },
       scopes: [...SCOPES],
       claims: claimsOf(options.variant),
       conformIdTokenClaims: false,
       extraClientMetadata: {
-        properties: ['trusted'],
-        // `trusted` (no consent page) is the operator's alone: the CLI writes it to the store, and a client
-        // read from the store is built without a request (ctx undefined). A client built from a request's
-        // body (RFC 7591 registration, RFC 7592 update) never gets it, whatever the body says.
+        properties: ['trusted', 'pkce'],
+        // `trusted` (no consent page) and `pkce: 'optional'` are the operator's alone: the CLI writes them to the
+        // store, and a client read from the store is built without a request (ctx undefined). A client built from
+        // a request's body (RFC 7591 registration, RFC 7592 update) never gets them, whatever the body says.
         validator (ctx, key, value, metadata) {
           if (key === 'trusted') metadata.trusted = ctx === undefined && value === true
+          if (key === 'pkce') metadata.pkce = ctx === undefined && value === 'optional' ? 'optional' : 'required'
         }
       },
       cookies: { keys: cookieKeys },
