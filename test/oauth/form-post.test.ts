@@ -43,7 +43,7 @@ t.test('the form_post page: a CSP whose script hash is the page\'s inline script
   t.notMatch(queryMode.headers.get('content-security-policy') ?? '', /script-src/, 'with the API\'s CSP')
 })
 
-/** The app: it records what is posted to /callback. */
+/** The app: it records what is posted to /callback and sends the browser on to its own /home, as apps do. */
 async function appReceivingPosts (t: Test): Promise<{ origin: string, posted: Promise<URLSearchParams> }> {
   const port = await freePort()
   let received: (body: URLSearchParams) => void = () => {}
@@ -52,7 +52,11 @@ async function appReceivingPosts (t: Test): Promise<{ origin: string, posted: Pr
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
-      if (request.method === 'POST' && request.url === '/callback') received(new URLSearchParams(Buffer.concat(chunks).toString()))
+      if (request.method === 'POST' && request.url === '/callback') {
+        received(new URLSearchParams(Buffer.concat(chunks).toString()))
+        response.writeHead(303, { location: '/home' }).end()
+        return
+      }
       response.end('the app')
     })
   })
@@ -78,7 +82,7 @@ t.test('in Chromium: with response_mode=form_post the browser posts the code to 
   const posted = await Promise.race([app.posted, new Promise<undefined>(resolve => setTimeout(resolve, 15_000))])
   t.ok(posted?.get('code'), 'the app received the code by POST')
   t.equal(posted?.get('state'), request.state)
-  await page.waitForURL(redirectUri)
+  await page.waitForURL(`${app.origin}/home`)
   t.same(await violations(), [], 'nothing refused under the CSP')
 
   const tokens = await client.authorizationCodeGrant(config, new URL(`${redirectUri}?${posted?.toString() ?? ''}`), { pkceCodeVerifier: request.verifier, expectedState: request.state })
