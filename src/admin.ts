@@ -9,7 +9,7 @@ import type { Logger, LogFn } from '../core/logger.js'
 import { SECURITY_EVENT_TYPES } from '../core/events/types.js'
 import { visible, visibleJson } from '../core/control-characters.js'
 import { removeClient as removeClientAndGrants } from '../core/oauth/client-removal.js'
-import { CLIENT_GRANTS, newClient, type ClientGrant, type NewClient } from '../core/oauth/clients.js'
+import { CLIENT_GRANTS, CLIENT_PKCE, newClient, type ClientGrant, type ClientPkce, type NewClient } from '../core/oauth/clients.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
 import { rotateSigningKey } from '../core/tokens/keys.js'
 import { VERSION_LINE } from '../core/version.js'
@@ -51,7 +51,7 @@ Commands:
   events export               every security event (every user's, and every admin action), newest first, one JSON object
                               a line (NDJSON), read page by page (--user <id|email>, --type <type>, --before <event id>)
   clients add <name>          register an app with the OAuth provider (--redirect-uri, required with the authorization_code
-                              grant; --post-logout-redirect-uri; --public; --trusted; --grant); prints its client_id and,
+                              grant; --post-logout-redirect-uri; --public; --trusted; --grant; --pkce); prints its client_id and,
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
   clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
   clients remove <client_id>  delete an app's registration and end its grants (and tokens), as revoking them does
@@ -69,6 +69,9 @@ Options:
                      clients add: where the app may send the user after logout (repeatable)
   --public           clients add: no client secret (a SPA, a mobile or command-line app): PKCE alone binds its codes
   --trusted          clients add: a first-party app: no consent page
+  --pkce <required|optional>
+                     clients add: whether the app must send PKCE (default required); optional only for a confidential
+                     app that cannot send it (a public app always must)
   --grant <grant>    clients add: a grant the app may use (repeatable), replacing the default authorization_code and
                      refresh_token; one of:
                      ${CLIENT_GRANTS.join(', ')}
@@ -95,6 +98,7 @@ interface Options {
   public: boolean
   trusted: boolean
   grants?: string[]
+  pkce?: string
 }
 
 type Output = (line: string) => void
@@ -135,6 +139,7 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
         public: { type: 'boolean', default: false },
         trusted: { type: 'boolean', default: false },
         grant: { type: 'string', multiple: true },
+        pkce: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false }
@@ -169,7 +174,8 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
     public: values.public,
     trusted: values.trusted,
-    grants: values.grant
+    grants: values.grant,
+    pkce: values.pkce
   }
   let store: AccountStore | undefined
   try {
@@ -296,7 +302,7 @@ function commandFor (positionals: string[], options: Options): Command {
       expect(2, 'events <id|email> [--limit n] [--before event-id]')
       return async (store, options, out) => listEvents(store, action, options, out)
     case 'clients add': {
-      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--public] [--trusted] [--grant <grant>]')
+      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--public] [--trusted] [--grant <grant>] [--pkce required|optional]')
       const client = parseNewClient(argument, options)
       return async (store, options, out) => addClient(store, client, options, out)
     }
@@ -483,13 +489,17 @@ function parseNewClient (name: string, options: Options): NewClient {
   const usesCodes = grants === undefined || grants.includes('authorization_code')
   if (usesCodes && options.redirectUris.length === 0) throw new UsageError('the authorization_code grant needs at least one --redirect-uri')
   if (options.public && grants?.includes('client_credentials') === true) throw new UsageError('a --public client has no secret to use the client_credentials grant with')
+  if (options.pkce !== undefined && !(CLIENT_PKCE as readonly string[]).includes(options.pkce)) throw new UsageError(`--pkce is one of ${CLIENT_PKCE.join(', ')}: ${options.pkce}`)
+  // PKCE is all that binds a public client's code to it: it may never leave it out.
+  if (options.public && options.pkce === 'optional') throw new UsageError('a --public client must send PKCE: --pkce optional is only for a confidential client')
   return {
     name,
     redirectUris: [...new Set(options.redirectUris)],
     postLogoutRedirectUris: [...new Set(options.postLogoutRedirectUris)],
     public: options.public,
     trusted: options.trusted,
-    grants: grants as ClientGrant[] | undefined
+    grants: grants as ClientGrant[] | undefined,
+    pkce: options.pkce as ClientPkce | undefined
   }
 }
 
@@ -522,7 +532,7 @@ async function listClients (store: AccountStore, options: Options, out: Output) 
   const clients = (await store.listOAuthModels('Client', new Date())).map(client => ({ client_id: client.id, ...describeClient(client.payload) }))
   print(out, options, clients, clients.length === 0
     ? 'no clients'
-    : clients.map(client => visible(`${client.client_id}  ${client.client_name}  ${client.public ? 'public' : 'confidential'}${client.trusted ? '  trusted' : ''}` +
+    : clients.map(client => visible(`${client.client_id}  ${client.client_name}  ${client.public ? 'public' : 'confidential'}${client.trusted ? '  trusted' : ''}${client.pkce === 'optional' ? '  pkce optional' : ''}` +
       `  grants: ${client.grant_types.length === 0 ? '-' : client.grant_types.join(',')}  redirect URIs: ${client.redirect_uris.length === 0 ? '-' : client.redirect_uris.join(' ')}`)).join('\n'))
 }
 
@@ -541,6 +551,7 @@ function describeClient (metadata: Record<string, unknown>) {
     client_name: typeof metadata.client_name === 'string' ? metadata.client_name : '',
     public: metadata.token_endpoint_auth_method === 'none',
     trusted: metadata.trusted === true,
+    pkce: metadata.pkce === 'optional' ? 'optional' : 'required',
     grant_types: strings(metadata.grant_types),
     redirect_uris: strings(metadata.redirect_uris),
     post_logout_redirect_uris: strings(metadata.post_logout_redirect_uris)

@@ -16,7 +16,12 @@ export interface NewClient {
   trusted: boolean
   /** Default: authorization_code and refresh_token. */
   grants?: ClientGrant[]
+  /** `optional` lets a confidential client leave PKCE out (one that cannot send it); a public client always needs it. Default `required`. */
+  pkce?: ClientPkce
 }
+
+export const CLIENT_PKCE = ['required', 'optional'] as const
+export type ClientPkce = typeof CLIENT_PKCE[number]
 
 /** The stored metadata of a client (oidc-provider's names), with the secret's hash in place of the secret. */
 export type ClientMetadata = Record<string, unknown> & { client_id: string, client_name: string }
@@ -55,6 +60,7 @@ export function newClient (client: NewClient): { metadata: ClientMetadata, secre
     response_types: grants.includes('authorization_code') ? ['code'] : [],
     token_endpoint_auth_method: client.public ? 'none' : 'client_secret_basic',
     trusted: client.trusted,
+    pkce: client.public ? 'required' : client.pkce ?? 'required',
     ...(secret === undefined ? {} : { client_secret: hashClientSecret(secret) })
   }
   return { metadata, secret }

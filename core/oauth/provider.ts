@@ -16,7 +16,8 @@ import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
 import { structuredTokens } from './structured-tokens.js'
-import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
+import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
+import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -244,18 +245,20 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       responseTypes: ['code'],
-      // PKCE S256 for every client, confidential ones too (OAuth 2.1).
-      pkce: { required: () => true },
+      // PKCE S256 for every client (OAuth 2.1), but a confidential one the operator registered with
+      // `clients add --pkce optional` (one that cannot send it: passport-openidconnect, the conformance basic plan).
+      pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' || (client as unknown as { pkce?: string }).pkce !== 'optional' },
       scopes: [...SCOPES],
       claims: claimsOf(options.variant),
       conformIdTokenClaims: false,
       extraClientMetadata: {
-        properties: ['trusted'],
-        // `trusted` (no consent page) is the operator's alone: the CLI writes it to the store, and a client
-        // read from the store is built without a request (ctx undefined). A client built from a request's
-        // body (RFC 7591 registration, RFC 7592 update) never gets it, whatever the body says.
+        properties: ['trusted', 'pkce'],
+        // `trusted` (no consent page) and `pkce: 'optional'` are the operator's alone: the CLI writes them to the
+        // store, and a client read from the store is built without a request (ctx undefined). A client built from
+        // a request's body (RFC 7591 registration, RFC 7592 update) never gets them, whatever the body says.
         validator (ctx, key, value, metadata) {
           if (key === 'trusted') metadata.trusted = ctx === undefined && value === true
+          if (key === 'pkce') metadata.pkce = ctx === undefined && value === 'optional' ? 'optional' : 'required'
         }
       },
       cookies: { keys: cookieKeys },
@@ -280,8 +283,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           // A client learns only of its own tokens.
           allowedPolicy: async (_ctx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId
         },
-        // A client revokes only its own tokens; another's is ignored (RFC 7009 answers 200 either way).
-        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+        // A client revokes only its own tokens (RFC 7009 §2.1): another's is refused (unauthorized_client) to an
+        // authenticated client; a public client, which anyone may name, hears 200 and learns nothing of the token.
+        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => revocationAllowed(client, token.clientId, errors) },
         rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: loggedOutPage },
         deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
         // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.
@@ -350,8 +354,12 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
+    // Every ID token names its session for the app (`sid`, listed in claims_supported), as back-channel logout tokens do.
+    provider.Client.prototype.includeSid = () => true
     provider.use(pinToPublicUrl(options.issuer))
     provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
+    provider.use(formPostCsp(OAUTH_ROUTES.authorization))
+    provider.use(answerAsTheRfcsSay)
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
     provider.use(tieSessions)

@@ -111,6 +111,12 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
     const claims = await verified(ctx.oidc.params?.token)
     // A client learns of, and revokes, only its own tokens; anything else is "not active" (RFC 7662, 7009).
     const own = claims !== undefined && claims.client_id === client.clientId ? claims : undefined
+    if (route === 'revocation' && claims !== undefined && own === undefined && client.clientAuthMethod !== 'none') {
+      // Another client's token, named by an authenticated client: refused, as for the provider's own tokens (RFC 7009 §2.1).
+      ctx.status = 400
+      ctx.body = { error: 'unauthorized_client', error_description: 'the token was not issued to this client' }
+      return
+    }
     ctx.status = 200
     if (route === 'revocation') {
       if (own?.grant_id !== undefined) await deps.revokeGrant(own.grant_id)
