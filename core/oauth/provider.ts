@@ -12,6 +12,7 @@ import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
 import { clientSecretMatches } from './clients.js'
+import { dpopNonceSecret } from './cookie-keys.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
@@ -275,6 +276,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
+        // DPoP (RFC 9449): a token asked for with a proof is bound to its key (cnf.jkt; a public client's
+        // refresh token too). The token endpoint takes only a proof with a nonce of ours (use_dpop_nonce
+        // gives one), so a proof made in advance is worth nothing; elsewhere a nonce is checked when given
+        // and asked for when the proof is not recent. Userinfo's check of the binding: structured-tokens.ts.
+        dPoP: { enabled: true, nonceSecret: dpopNonceSecret(cookieKeys[0]), requireNonce: (ctx) => ctx.oidc.route === 'token' },
         introspection: {
           enabled: true,
           // A client learns only of its own tokens.
