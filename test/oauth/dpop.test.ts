@@ -1,7 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
+import * as oauth from 'oauth4webapi'
 import * as client from 'openid-client'
 import t, { type Test } from 'tap'
+import { addResourceServer } from '../../core/oauth/resource-servers.js'
 import { build } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 import { registerUser } from '../fixtures/factories.js'
@@ -176,6 +180,61 @@ t.test('a public client\'s DPoP-bound refresh token refreshes only with the same
   t.equal(await oauthErrorOf(client.refreshTokenGrant(config, tokens.refresh_token as string)), 'invalid_grant', 'no key')
   const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string, undefined, { DPoP: dpop })
   t.same(decodeJwt(refreshed.access_token).cnf, { jkt: await thumbprintOf(key) }, 'the same key refreshes, and the new token is bound to it')
+})
+
+/**
+ * One of the team's APIs checking the service's tokens, as docs/oauth.md's recipe does (oauth4webapi's
+ * validateJwtAccessToken, and a proof's jti remembered against replay), listening on a port of its own.
+ */
+async function teamApi (t: Test, issuer: string, audience: string): Promise<string> {
+  // Plain HTTP is for this test only (the service is on localhost); the recipe has no such option.
+  const insecure = { [oauth.allowInsecureRequests]: true }
+  const as = await oauth.processDiscoveryResponse(new URL(issuer), await oauth.discoveryRequest(new URL(issuer), insecure))
+  const seen = new Map<string, number>()
+  async function checkAccessToken (request: Request) {
+    const claims = await oauth.validateJwtAccessToken(as, request, audience, insecure)
+    if (claims.cnf?.jkt !== undefined) {
+      const { jti, iat } = decodeJwt(request.headers.get('dpop') ?? '')
+      const proofId = `${claims.cnf.jkt}:${String(jti)}`
+      if (seen.has(proofId)) throw new Error('DPoP proof replayed')
+      seen.set(proofId, (iat ?? 0) + 300)
+    }
+    return claims
+  }
+  const server = createServer((req, res) => {
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value)
+    const url = `http://localhost:${(server.address() as AddressInfo).port}${req.url ?? '/'}`
+    checkAccessToken(new Request(url, { method: req.method, headers })).then(claims => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sub: claims.sub, scope: claims.scope }))
+    }, () => {
+      res.writeHead(401, { 'www-authenticate': 'DPoP error="invalid_token"' }).end()
+    })
+  })
+  server.listen(0, 'localhost')
+  await new Promise(resolve => server.once('listening', resolve))
+  t.teardown(() => { server.close() })
+  return `http://localhost:${(server.address() as AddressInfo).port}/orders`
+}
+
+t.test('an API of the team checks a bound token as docs/oauth.md shows (oauth4webapi): the key\'s proof passes; Bearer, another key and a replay do not', async (t) => {
+  const { server, baseUrl } = await providerService(t)
+  const apiUrl = await teamApi(t, baseUrl, 'https://api.example.com/orders')
+  await addResourceServer(server.store, { uri: 'https://api.example.com/orders', scopes: ['orders:read'] }, new Date())
+  const machine = await relyingParty(baseUrl, await addClient(server, { grants: ['client_credentials'], redirectUris: [] }))
+  const key = await client.randomDPoPKeyPair('ES256', { extractable: true }) as ProofKey
+  const dpop = client.getDPoPHandle(machine, key)
+  const { access_token: token } = await client.clientCredentialsGrant(machine, { resource: 'https://api.example.com/orders', scope: 'orders:read' }, { DPoP: dpop })
+
+  const answer = await client.fetchProtectedResource(machine, token, new URL(apiUrl), 'GET', undefined, undefined, { DPoP: dpop })
+  t.equal(answer.status, 200, 'openid-client\'s DPoP request')
+  t.match(await answer.json(), { scope: 'orders:read' })
+  t.equal((await fetch(apiUrl, { headers: { authorization: `Bearer ${token}` } })).status, 401, 'the bound token as Bearer')
+  const another = await generateKeyPair('ES256')
+  t.equal((await fetch(apiUrl, { headers: { authorization: `DPoP ${token}`, dpop: await proofOf(another, 'GET', apiUrl, { accessToken: token }) } })).status, 401, 'another key\'s proof')
+  const proof = await proofOf(key, 'GET', apiUrl, { accessToken: token })
+  t.equal((await fetch(apiUrl, { headers: { authorization: `DPoP ${token}`, dpop: proof } })).status, 200)
+  t.equal((await fetch(apiUrl, { headers: { authorization: `DPoP ${token}`, dpop: proof } })).status, 401, 'the same proof again')
 })
 
 t.test('discovery advertises DPoP', async (t) => {
