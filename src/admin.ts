@@ -10,6 +10,8 @@ import { SECURITY_EVENT_TYPES } from '../core/events/types.js'
 import { visible, visibleJson } from '../core/control-characters.js'
 import { removeClient as removeClientAndGrants } from '../core/oauth/client-removal.js'
 import { CLIENT_GRANTS, CLIENT_PKCE, newClient, type ClientGrant, type ClientPkce, type NewClient } from '../core/oauth/clients.js'
+import { SCOPES } from '../core/oauth/provider.js'
+import { addResourceServer, listResourceServers, removeResourceServer, resourceUriProblem, scopeProblem, type ResourceServer } from '../core/oauth/resource-servers.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
 import { rotateSigningKey } from '../core/tokens/keys.js'
 import { VERSION_LINE } from '../core/version.js'
@@ -55,6 +57,12 @@ Commands:
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
   clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
   clients remove <client_id>  delete an app's registration and end its grants (and tokens), as revoking them does
+  resources add <uri>         register an API apps may ask tokens for (RFC 8707 resource indicators) with its scopes
+                              (--scopes "read write", required): a token asked for with resource=<uri> has aud <uri> and
+                              carries only these scopes. Adding a registered URI again replaces its scopes
+  resources list              the registered APIs and their scopes
+  resources remove <uri>      unregister an API: new tokens for it are refused (invalid_target); issued ones live out their
+                              lifetime
 
 Options:
   --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)
@@ -75,6 +83,7 @@ Options:
   --grant <grant>    clients add: a grant the app may use (repeatable), replacing the default authorization_code and
                      refresh_token; one of:
                      ${CLIENT_GRANTS.join(', ')}
+  --scopes <scopes>  resources add: the API's scopes, separated by spaces (none of openid, email, profile, offline_access)
   --json             print JSON instead of text
   -h, --help         this help
   -v, --version      the version, and the Node it runs on
@@ -99,6 +108,7 @@ interface Options {
   trusted: boolean
   grants?: string[]
   pkce?: string
+  scopes?: string
 }
 
 type Output = (line: string) => void
@@ -140,6 +150,7 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
         trusted: { type: 'boolean', default: false },
         grant: { type: 'string', multiple: true },
         pkce: { type: 'string' },
+        scopes: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false }
@@ -175,7 +186,8 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     public: values.public,
     trusted: values.trusted,
     grants: values.grant,
-    pkce: values.pkce
+    pkce: values.pkce,
+    scopes: values.scopes
   }
   let store: AccountStore | undefined
   try {
@@ -312,6 +324,17 @@ function commandFor (positionals: string[], options: Options): Command {
     case 'clients remove':
       expect(3, 'clients remove <client_id>')
       return async (store, options, out) => removeClient(store, argument, options, out)
+    case 'resources add': {
+      expect(3, 'resources add <uri> --scopes "<scope> [<scope> ...]"')
+      const resource = parseResourceServer(argument, options)
+      return async (store, options, out, { config }) => addResource(store, resource, config.mail.publicUrl, options, out)
+    }
+    case 'resources list':
+      expect(2, 'resources list')
+      return listResources
+    case 'resources remove':
+      expect(3, 'resources remove <uri>')
+      return async (store, options, out) => removeResource(store, argument, options, out)
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}`)
   }
@@ -539,6 +562,39 @@ async function listClients (store: AccountStore, options: Options, out: Output) 
 async function removeClient (store: AccountStore, clientId: string, options: Options, out: Output) {
   if (!await removeClientAndGrants(store, clientId, new Date())) throw new CommandError(`no client with id ${clientId}`)
   print(out, options, { removed: clientId }, `removed client ${visible(clientId)}`)
+}
+
+/** What `resources add` was given, checked before the store is opened. */
+function parseResourceServer (uri: string, options: Options): ResourceServer {
+  const problem = resourceUriProblem(uri)
+  if (problem !== undefined) throw new UsageError(problem)
+  const scopes = (options.scopes ?? '').split(' ').filter(scope => scope !== '')
+  if (scopes.length === 0) throw new UsageError('an API needs its scopes: --scopes "read write"')
+  for (const scope of scopes) {
+    const scopeIssue = scopeProblem(scope, SCOPES)
+    if (scopeIssue !== undefined) throw new UsageError(scopeIssue)
+  }
+  return { uri, scopes: [...new Set(scopes)] }
+}
+
+async function addResource (store: AccountStore, resource: ResourceServer, publicUrl: string, options: Options, out: Output) {
+  // The service's own resource is PUBLIC_URL, with the user scopes: an API of that name would never be asked for.
+  if (resource.uri === publicUrl) throw new CommandError(`${resource.uri} is PUBLIC_URL, the service's own resource`)
+  const replaced = await addResourceServer(store, resource, new Date())
+  print(out, options, { resource: resource.uri, scopes: resource.scopes, replaced },
+    `${replaced ? 'updated' : 'added'} resource ${resource.uri} with the scopes ${resource.scopes.join(' ')}; running instances take it within seconds`)
+}
+
+async function listResources (store: AccountStore, options: Options, out: Output) {
+  const resources = await listResourceServers(store, new Date())
+  print(out, options, resources.map(({ uri, scopes }) => ({ resource: uri, scopes })), resources.length === 0
+    ? 'no resources (apps\' tokens are all for the service itself, PUBLIC_URL)'
+    : resources.map(({ uri, scopes }) => `${uri}  scopes: ${scopes.join(' ')}`).join('\n'))
+}
+
+async function removeResource (store: AccountStore, uri: string, options: Options, out: Output) {
+  if (!await removeResourceServer(store, uri, new Date())) throw new CommandError(`no resource ${uri}`)
+  print(out, options, { removed: uri }, `removed resource ${uri}: new tokens for it are refused; issued ones live out their lifetime`)
 }
 
 /**

@@ -12,9 +12,11 @@ import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
 import { clientSecretMatches } from './clients.js'
+import { dpopNonceSecret } from './cookie-keys.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
+import { createResourceServers } from './resource-servers.js'
 import { structuredTokens } from './structured-tokens.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
 import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
@@ -150,6 +152,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions, requestInteraction })
   const statusIndexes = new Map<string, number>()
   const touches = new TouchThrottle()
+  const resourceServers = createResourceServers({ store, clock })
 
   async function statusIndexOf (grantId: string): Promise<number | undefined> {
     const known = statusIndexes.get(grantId)
@@ -278,6 +281,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
+        // DPoP (RFC 9449): a token asked for with a proof is bound to its key (cnf.jkt; a public client's
+        // refresh token too). The token endpoint takes only a proof with a nonce of ours (use_dpop_nonce
+        // gives one), so a proof made in advance is worth nothing; elsewhere a nonce is checked when given
+        // and asked for when the proof is not recent. Userinfo's check of the binding: structured-tokens.ts.
+        dPoP: { enabled: true, nonceSecret: dpopNonceSecret(cookieKeys[0]), requireNonce: (ctx) => ctx.oidc.route === 'token' },
         introspection: {
           enabled: true,
           // A client learns only of its own tokens.
@@ -290,20 +298,22 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
         // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.
         registration: { enabled: options.registrationToken !== undefined, initialAccessToken: options.registrationToken ?? false } as NonNullable<Configuration['features']>['registration'],
-        // Apps' access tokens are JWTs (RFC 9068) for the service's own resource: the issuer. A token
-        // without an audience (only good at userinfo) would be opaque; routes/oauth answers userinfo
+        // Apps' access tokens are JWTs (RFC 9068). Their resource (RFC 8707) is the service's own, the issuer,
+        // with the user scopes, unless the app names a registered API (`resources add`, core/oauth/resource-servers.ts):
+        // then `aud` is the API and the token carries the API's scopes; any other resource is invalid_target.
+        // A token without an audience (only good at userinfo) would be opaque; routes/oauth answers userinfo
         // for these JWTs itself.
         resourceIndicators: {
           enabled: true,
           defaultResource: async () => options.issuer,
           useGrantedResource: async () => true,
-          getResourceServerInfo: async (ctx) => ({
-            scope: userScopesFor(ctx, errors),
-            audience: options.issuer,
-            accessTokenTTL: options.accessTokenTtlSeconds,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: jwk.alg } }
-          })
+          async getResourceServerInfo (ctx, resource) {
+            const format = { accessTokenTTL: options.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: jwk.alg } } } as const
+            if (resource === options.issuer) return { scope: userScopesFor(ctx, errors), audience: options.issuer, ...format }
+            const api = await resourceServers.find(resource)
+            if (api === undefined) throw new errors.InvalidTarget()
+            return { scope: api.scopes.join(' '), audience: api.uri, ...format }
+          }
         }
       },
       async extraTokenClaims (_ctx, token) {
@@ -334,8 +344,10 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         if (grantId !== undefined) return await current.Grant.find(grantId)
         if ((client as unknown as { trusted?: boolean }).trusted !== true) return undefined
         const grant = new current.Grant({ clientId: client.clientId, accountId: session.accountId })
-        grant.addOIDCScope(String(ctx.oidc.params?.scope ?? 'openid'))
-        grant.addResourceScope(options.issuer, String(ctx.oidc.params?.scope ?? 'openid'))
+        const scope = String(ctx.oidc.params?.scope ?? 'openid')
+        grant.addOIDCScope(scope)
+        // Each resource asked for (the issuer by default; a registered API): its tokens carry only that resource's scopes of these.
+        for (const resource of Object.keys(ctx.oidc.resourceServers ?? { [options.issuer]: undefined })) grant.addResourceScope(resource, scope)
         await grant.save()
         return grant
       },
