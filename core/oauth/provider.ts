@@ -12,6 +12,7 @@ import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
 import { clientSecretMatches } from './clients.js'
+import type { BackchannelLogout } from './backchannel-logout.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
@@ -67,6 +68,8 @@ export interface OAuthProviderDependencies {
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
   cookieKeys (): Promise<string[]>
+  /** Delivers back-channel logout tokens (core/oauth/backchannel-logout.ts); installed in each provider built. */
+  backchannelLogout: Pick<BackchannelLogout, 'install'>
 }
 
 export interface OAuthProvider {
@@ -283,6 +286,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         // A client revokes only its own tokens; another's is ignored (RFC 7009 answers 200 either way).
         revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
         rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: loggedOutPage },
+        // OpenID Back-Channel Logout 1.0: registration takes backchannel_logout_uri; delivery is core/oauth/backchannel-logout.ts.
+        backchannelLogout: { enabled: true },
         deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
         // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.
         registration: { enabled: options.registrationToken !== undefined, initialAccessToken: options.registrationToken ?? false } as NonNullable<Configuration['features']>['registration'],
@@ -350,6 +355,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
+    // RP-initiated logout names the grant it ends through the request's provider Session.
+    deps.backchannelLogout.install(provider, (clientId) => ProviderClass.ctx?.oidc?.session?.grantIdFor(clientId))
     provider.use(pinToPublicUrl(options.issuer))
     provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
     provider.use(answerStructuredTokens)
