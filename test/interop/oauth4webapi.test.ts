@@ -84,3 +84,35 @@ t.test('oauth4webapi: code flow, refresh, userinfo, revocation and logout', asyn
   await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, clientAuth, refreshed.access_token, insecure))
   t.pass('revocation answered as RFC 7009 says')
 })
+
+t.test('oauth4webapi: a pushed authorization request (RFC 9126), then the code flow with its request_uri', async (t) => {
+  const { server, baseUrl } = await providerService(t)
+  const user = await registerUser(server, 'header')
+  const app = await addClient(server)
+  const issuer = new URL(baseUrl)
+  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }))
+  t.equal(as.pushed_authorization_request_endpoint, `${baseUrl}/oauth/par`, 'discovery names the PAR endpoint')
+  const client: oauth.Client = { client_id: app.clientId }
+  const clientAuth = oauth.ClientSecretBasic(app.clientSecret as string)
+  const codeVerifier = oauth.generateRandomCodeVerifier()
+  const state = oauth.generateRandomState()
+  const pushed = await oauth.processPushedAuthorizationResponse(as, client, await oauth.pushedAuthorizationRequest(as, client, clientAuth, {
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    scope: 'openid email',
+    code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+    state
+  }, insecure))
+  t.match(pushed.request_uri, /^urn:ietf:params:oauth:request_uri:/)
+  t.type(pushed.expires_in, 'number')
+
+  const authorizationUrl = new URL(String(as.authorization_endpoint))
+  authorizationUrl.searchParams.set('client_id', app.clientId)
+  authorizationUrl.searchParams.set('request_uri', pushed.request_uri)
+  const callback = await authorizeInBrowser(baseUrl, new CookieJar(), authorizationUrl, { person: user })
+  const params = oauth.validateAuthResponse(as, client, callback, state)
+  const exchanged = await oauth.processAuthorizationCodeResponse(as, client,
+    await oauth.authorizationCodeGrantRequest(as, client, clientAuth, params, REDIRECT_URI, codeVerifier, insecure), { requireIdToken: true })
+  t.equal(oauth.getValidatedIdTokenClaims(exchanged)?.sub, String(user.id), 'signed in through the pushed request')
+})
