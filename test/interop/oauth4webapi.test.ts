@@ -1,7 +1,8 @@
 import * as oauth from 'oauth4webapi'
 import t from 'tap'
 import { registerUser } from '../fixtures/factories.js'
-import { addClient, authorizeInBrowser, browse, CookieJar, providerService, REDIRECT_URI } from '../fixtures/oauth.js'
+import { addClient, authorizeInBrowser, CookieJar, providerService, REDIRECT_URI } from '../fixtures/oauth.js'
+import { logOutInBrowser } from '../fixtures/relying-parties.js'
 
 // oauth4webapi (panva's low-level OAuth 2 / OpenID Connect client) as an app would use it, with its
 // defaults: discovery, code + PKCE S256 + state + nonce, the ID token checked, refresh, userinfo,
@@ -61,11 +62,7 @@ t.test('oauth4webapi: code flow, refresh, userinfo, revocation and logout', asyn
   logout.searchParams.set('id_token_hint', String(exchanged.id_token))
   logout.searchParams.set('post_logout_redirect_uri', 'http://127.0.0.1:4999/bye')
   logout.searchParams.set('state', 'after-logout')
-  const html = await (await browse(jar, logout.href)).text()
-  const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
-  const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1]
-  if (action === undefined || xsrf === undefined) throw new Error(`no logout form: ${html.slice(0, 300)}`)
-  const back = await browse(jar, new URL(action, baseUrl).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ xsrf, logout: 'yes' }) })
+  const back = await logOutInBrowser(baseUrl, jar, logout.href)
   t.equal(back.headers.get('location'), 'http://127.0.0.1:4999/bye?state=after-logout', 'back at the app, with its state')
 
   // The browser is signed out of the provider: a silent authorization (prompt=none) is login_required.

@@ -6,7 +6,8 @@ import * as client from 'openid-client'
 import t, { type Test } from 'tap'
 import { eventually } from '../fixtures/eventually.js'
 import { registerUser } from '../fixtures/factories.js'
-import { addClient, authorizationRequest, authorizeInBrowser, browse, CookieJar, providerService, REDIRECT_URI, relyingParty } from '../fixtures/oauth.js'
+import { addClient, authorizationRequest, authorizeInBrowser, CookieJar, providerService, REDIRECT_URI, relyingParty } from '../fixtures/oauth.js'
+import { logOutInBrowser } from '../fixtures/relying-parties.js'
 
 // OpenID Connect Back-Channel Logout 1.0: an app registered with a backchannel_logout_uri hears, by a
 // signed logout token POSTed to it, that the user signed out of it (RP-initiated logout), signed out
@@ -74,13 +75,7 @@ t.test('RP-initiated logout: the app hears it, signed, with the user and the bro
   const logout = new URL(`${baseUrl}/oauth/logout`)
   logout.searchParams.set('id_token_hint', String(tokens.id_token))
   logout.searchParams.set('post_logout_redirect_uri', 'http://127.0.0.1:4999/bye')
-  const page = await browse(jar, logout.href)
-  t.equal(page.status, 200, 'the logout page')
-  const html = await page.text()
-  const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
-  const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1]
-  if (action === undefined || xsrf === undefined) throw new Error(`no logout form: ${html.slice(0, 400)}`)
-  const confirmed = await browse(jar, new URL(action, baseUrl).href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ xsrf, logout: 'yes' }) })
+  const confirmed = await logOutInBrowser(baseUrl, jar, logout.href)
   t.equal(confirmed.status, 303, 'the browser goes back to the app')
   t.match(confirmed.headers.get('location'), /^http:\/\/127\.0\.0\.1:4999\/bye/)
 
