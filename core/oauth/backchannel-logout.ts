@@ -3,25 +3,26 @@ import type Provider from 'oidc-provider'
 import type { AccountStore, RevocationRecord } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import type { Logger } from '../logger.js'
-import { GRANT_SESSION_PREFIX } from './grant-sessions.js'
+import { clientOfGrantSession, GRANT_SESSION_PREFIX, isGrantSession } from './grant-sessions.js'
 
 /*
  * OpenID Connect Back-Channel Logout 1.0: an app registered with a `backchannel_logout_uri` is told, by a
  * logout token (a JWT signed like its ID tokens) POSTed to that URI, whenever its grant's session ends
  * because the user signed out: RP-initiated logout, sign-out everywhere, a password change, an operator
  * disabling the user or revoking their sessions. These are the events the status list carries: each writes
- * a revocation-log row for the grant's session (`oauth.<grant id>`), which every instance reads.
+ * a revocation-log row for the grant's session (`oauth.<grant id>`), which every instance reads. Any end of
+ * a grant's session tells its app: also the user removing the app under "Apps with access", or a replayed
+ * refresh token ending the grant; not the app's removal (no client to tell), nor a user's deletion.
  *
  * One instance delivers each: the first to claim the grant (a stored row of kind BackchannelLogout).
  * RP-initiated logout is oidc-provider's own path (features.backchannelLogout): it calls the client's
  * backchannelLogout(sub, sid) before revoking the grants, and the provider hands that call here, which
- * claims the grant and delivers with the browser session's `sid`. A grant a user or an app revoked
- * (its models destroyed) is no sign-out and tells nobody.
+ * claims the grant and delivers with the browser session's `sid`.
  *
  * Delivery is fire-and-forget with bounds: a POST times out after 2.5 s, at most
  * MAX_IN_FLIGHT run at once (past that one is dropped and logged), and a failure is logged, never the
- * sign-out's. Nothing is retried and nothing survives a restart: the spec makes the logout token a
- * best-effort hint (the app's tokens stop anyway, and the status list says so).
+ * sign-out's. Nothing is retried and nothing survives a restart (no outbox: the app's tokens stop anyway,
+ * and the status list says so; a missed logout token leaves only the app's own session cookie alive).
  */
 
 export const BACKCHANNEL_CLAIM_KIND = 'BackchannelLogout'
@@ -84,7 +85,7 @@ export interface BackchannelLogout {
 }
 
 export interface BackchannelLogoutDependencies {
-  store: Pick<AccountStore, 'claimOAuthModel' | 'findOAuthModel' | 'listOAuthModels'>
+  store: Pick<AccountStore, 'claimOAuthModel' | 'findSession' | 'listOAuthModels'>
   /** The provider of the current signing key. */
   provider (): Promise<Provider>
   clock: Clock
@@ -122,11 +123,12 @@ export function createBackchannelLogout ({ store, provider, clock, log }: Backch
     return undefined
   }
 
-  async function grantEnded (grantId: string): Promise<void> {
-    const grant = await store.findOAuthModel('Grant', grantId, currentDate(clock))
-    const clientId = grant?.payload.clientId
-    const accountId = grant?.payload.accountId
-    if (typeof clientId !== 'string' || typeof accountId !== 'string') return
+  async function grantEnded (sessionId: string, grantId: string, userId: number): Promise<void> {
+    // The grant's session row outlives the grant (deleted when an app is revoked), and names its client.
+    const session = await store.findSession(sessionId)
+    const clientId = session === undefined ? undefined : clientOfGrantSession(session)
+    if (clientId === undefined) return
+    const accountId = String(userId)
     const current = await provider()
     const client = await current.Client.find(clientId) as LogoutClient | undefined
     if (client?.backchannelLogoutUri === undefined || !await claim(grantId)) return
@@ -135,8 +137,8 @@ export function createBackchannelLogout ({ store, provider, clock, log }: Backch
 
   return {
     sessionRevoked (row) {
-      if (row.sessionId === null || !row.sessionId.startsWith(GRANT_SESSION_PREFIX) || row.userDeleted) return
-      grantEnded(row.sessionId.slice(GRANT_SESSION_PREFIX.length))
+      if (row.sessionId === null || !isGrantSession(row.sessionId) || row.userDeleted) return
+      grantEnded(row.sessionId, row.sessionId.slice(GRANT_SESSION_PREFIX.length), row.userId)
         .catch((error: unknown) => { log.warn({ err: error }, 'back-channel logout not sent') })
     },
     install (built, grantOfLogout) {

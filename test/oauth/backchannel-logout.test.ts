@@ -108,18 +108,33 @@ t.test('an operator disables the user: the app hears it', async (t) => {
   t.equal(payload.sub, String(user.id))
 })
 
-t.test('an app that cannot be reached does not fail the sign-out; an app without the URI hears nothing', async (t) => {
+t.test('the user removes the app under "Apps with access": the app hears it', async (t) => {
+  const { receiver, server, baseUrl, user, app, login } = await signedInAppWithLogoutUri(t)
+  const removed = await server.inject({ method: 'DELETE', url: `/auth/apps/${app.clientId}`, headers: { authorization: `Bearer ${login.accessToken}` } })
+  t.equal(removed.statusCode, 204)
+  t.ok(await eventually(() => receiver.tokens.length > 0), 'a logout token was POSTed')
+  const payload = await verifiedLogoutToken(t, receiver.tokens[0], baseUrl, app.clientId)
+  t.equal(payload.sub, String(user.id))
+})
+
+t.test('an app that never answers neither fails nor holds up the sign-out', async (t) => {
+  // The app's endpoint takes the connection and never answers.
+  const silent = createServer(() => {})
+  silent.listen(0, '127.0.0.1')
+  await once(silent, 'listening')
+  t.teardown(() => new Promise<void>(resolve => { silent.closeAllConnections(); silent.close(() => resolve()) }))
   const { server, baseUrl } = await providerService(t)
   const user = await registerUser(server, 'header')
-  // Nothing listens on port 9 of loopback: the POST is refused.
-  const app = await addClient(server, { backchannelLogoutUri: 'http://127.0.0.1:9/logout' })
+  const app = await addClient(server, { backchannelLogoutUri: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/logout` })
   const config = await relyingParty(baseUrl, app)
   const request = await authorizationRequest(config, 'openid')
   let login: { accessToken: string, refreshToken?: string } | undefined
   const callback = await authorizeInBrowser(baseUrl, new CookieJar(), request.url, { person: user, onLogin: (answer) => { login = answer } })
   await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state })
+  const started = Date.now()
   const out = await server.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${login?.accessToken ?? ''}` }, payload: { refreshToken: login?.refreshToken } })
   t.equal(out.statusCode, 204, 'the sign-out answers as ever')
+  t.ok(Date.now() - started < 1000, 'without waiting for the app (a delivery gives up after 2.5 s)')
 })
 
 t.test('clients are registered with a backchannel_logout_uri (RFC 7591)', async (t) => {
