@@ -43,7 +43,7 @@ interface LogoutClient {
 
 /** oidc-provider's IdToken as a logout token uses it. */
 interface IdTokenLike {
-  /** Claims issue() keeps whatever the client's scopes (as oidc-provider's own logout token: `sub`). */
+  /** Claims issue() keeps whatever the scopes allow (`sub`, as in oidc-provider's own logout token). */
   mask: Record<string, null>
   set (claim: string, value: unknown): void
   issue (options: { use: 'logout' }): Promise<string>
@@ -80,8 +80,6 @@ export interface BackchannelLogout {
    * and the user-wide path signs its logout tokens with this provider.
    */
   install (provider: Provider, grantOfLogout: (clientId: string) => string | undefined): void
-  /** Resolves when the deliveries under way have ended (tests; shutdown does not wait). */
-  settled (): Promise<void>
 }
 
 export interface BackchannelLogoutDependencies {
@@ -151,9 +149,6 @@ export function createBackchannelLogout ({ store, provider, clock, log }: Backch
         if (grantId !== undefined && !await claim(grantId)) return
         deliver(this, sub, sid)
       }
-    },
-    async settled () {
-      while (inFlight.size > 0) await Promise.all([...inFlight])
     }
   }
 }
