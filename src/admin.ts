@@ -53,7 +53,7 @@ Commands:
   events export               every security event (every user's, and every admin action), newest first, one JSON object
                               a line (NDJSON), read page by page (--user <id|email>, --type <type>, --before <event id>)
   clients add <name>          register an app with the OAuth provider (--redirect-uri, required with the authorization_code
-                              grant; --post-logout-redirect-uri; --public; --trusted; --grant; --pkce); prints its client_id and,
+                              grant; --post-logout-redirect-uri; --backchannel-logout-uri; --public; --trusted; --grant; --pkce); prints its client_id and,
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
   clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
   clients remove <client_id>  delete an app's registration and end its grants (and tokens), as revoking them does
@@ -75,6 +75,9 @@ Options:
                      clients add: an absolute http(s) URL the app receives its codes at (repeatable)
   --post-logout-redirect-uri <url>
                      clients add: where the app may send the user after logout (repeatable)
+  --backchannel-logout-uri <url>
+                     clients add: where the app hears, by a signed logout token, that a user signed out
+                     (OpenID Back-Channel Logout 1.0)
   --public           clients add: no client secret (a SPA, a mobile or command-line app): PKCE alone binds its codes
   --trusted          clients add: a first-party app: no consent page
   --pkce <required|optional>
@@ -104,6 +107,7 @@ interface Options {
   type?: string
   redirectUris: string[]
   postLogoutRedirectUris: string[]
+  backchannelLogoutUri?: string
   public: boolean
   trusted: boolean
   grants?: string[]
@@ -146,6 +150,7 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
         type: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
         'post-logout-redirect-uri': { type: 'string', multiple: true },
+        'backchannel-logout-uri': { type: 'string' },
         public: { type: 'boolean', default: false },
         trusted: { type: 'boolean', default: false },
         grant: { type: 'string', multiple: true },
@@ -183,6 +188,7 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     type: values.type,
     redirectUris: values['redirect-uri'] ?? [],
     postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+    backchannelLogoutUri: values['backchannel-logout-uri'],
     public: values.public,
     trusted: values.trusted,
     grants: values.grant,
@@ -314,7 +320,7 @@ function commandFor (positionals: string[], options: Options): Command {
       expect(2, 'events <id|email> [--limit n] [--before event-id]')
       return async (store, options, out) => listEvents(store, action, options, out)
     case 'clients add': {
-      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--public] [--trusted] [--grant <grant>] [--pkce required|optional]')
+      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--backchannel-logout-uri <url>] [--public] [--trusted] [--grant <grant>] [--pkce required|optional]')
       const client = parseNewClient(argument, options)
       return async (store, options, out) => addClient(store, client, options, out)
     }
@@ -508,7 +514,7 @@ function parseNewClient (name: string, options: Options): NewClient {
   for (const grant of grants ?? []) {
     if (!(CLIENT_GRANTS as readonly string[]).includes(grant)) throw new UsageError(`unknown grant ${grant}; one of ${CLIENT_GRANTS.join(', ')}`)
   }
-  for (const uri of [...options.redirectUris, ...options.postLogoutRedirectUris]) checkRedirectUri(uri)
+  for (const uri of [...options.redirectUris, ...options.postLogoutRedirectUris, ...(options.backchannelLogoutUri === undefined ? [] : [options.backchannelLogoutUri])]) checkRedirectUri(uri)
   const usesCodes = grants === undefined || grants.includes('authorization_code')
   if (usesCodes && options.redirectUris.length === 0) throw new UsageError('the authorization_code grant needs at least one --redirect-uri')
   if (options.public && grants?.includes('client_credentials') === true) throw new UsageError('a --public client has no secret to use the client_credentials grant with')
@@ -519,6 +525,7 @@ function parseNewClient (name: string, options: Options): NewClient {
     name,
     redirectUris: [...new Set(options.redirectUris)],
     postLogoutRedirectUris: [...new Set(options.postLogoutRedirectUris)],
+    ...(options.backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri: options.backchannelLogoutUri }),
     public: options.public,
     trusted: options.trusted,
     grants: grants as ClientGrant[] | undefined,
@@ -610,7 +617,8 @@ function describeClient (metadata: Record<string, unknown>) {
     pkce: metadata.pkce === 'optional' ? 'optional' : 'required',
     grant_types: strings(metadata.grant_types),
     redirect_uris: strings(metadata.redirect_uris),
-    post_logout_redirect_uris: strings(metadata.post_logout_redirect_uris)
+    post_logout_redirect_uris: strings(metadata.post_logout_redirect_uris),
+    ...(typeof metadata.backchannel_logout_uri === 'string' ? { backchannel_logout_uri: metadata.backchannel_logout_uri } : {})
   }
 }
 

@@ -158,3 +158,15 @@ t.test('--help lists the clients commands and their options', async (t) => {
     t.match(help.stdout, text)
   }
 })
+
+t.test('clients add --backchannel-logout-uri stores the app\'s back-channel logout URI; one that is no http(s) URL is refused', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const added = await cli(databaseUrl, 'clients', 'add', 'Wiki', '--redirect-uri', 'https://wiki.example/callback', '--backchannel-logout-uri', 'https://wiki.example/backchannel-logout', '--json')
+  t.equal(added.code, 0, added.stderr)
+  const shown = JSON.parse(added.stdout)
+  t.equal(shown.backchannel_logout_uri, 'https://wiki.example/backchannel-logout', 'shown')
+  t.equal((await storedClient(databaseUrl, shown.client_id))?.backchannel_logout_uri, 'https://wiki.example/backchannel-logout', 'stored')
+  const refused = await cli(databaseUrl, 'clients', 'add', 'Wiki', '--redirect-uri', 'https://wiki.example/callback', '--backchannel-logout-uri', 'wiki.example/logout')
+  t.equal(refused.code, 2)
+  t.match(refused.stderr, /not an absolute http\(s\) URL: wiki\.example\/logout/)
+})

@@ -10,6 +10,8 @@ export interface NewClient {
   name: string
   redirectUris: string[]
   postLogoutRedirectUris?: string[]
+  /** OpenID Back-Channel Logout 1.0: where the app is told, by a signed logout token, that a user signed out. */
+  backchannelLogoutUri?: string
   /** A public client (a SPA, a mobile app, a CLI) has no secret: PKCE alone binds its codes. */
   public: boolean
   /** First-party: no consent page. */
@@ -56,6 +58,7 @@ export function newClient (client: NewClient): { metadata: ClientMetadata, secre
     client_name: client.name,
     redirect_uris: client.redirectUris,
     post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
+    ...(client.backchannelLogoutUri === undefined ? {} : { backchannel_logout_uri: client.backchannelLogoutUri }),
     grant_types: grants,
     response_types: grants.includes('authorization_code') ? ['code'] : [],
     token_endpoint_auth_method: client.public ? 'none' : 'client_secret_basic',

@@ -13,6 +13,7 @@ import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
 import { clientSecretMatches } from './clients.js'
 import { dpopNonceSecret } from './cookie-keys.js'
+import type { BackchannelLogout } from './backchannel-logout.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
@@ -70,6 +71,8 @@ export interface OAuthProviderDependencies {
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
   cookieKeys (): Promise<string[]>
+  /** Delivers back-channel logout tokens (core/oauth/backchannel-logout.ts); installed in each provider built. */
+  backchannelLogout: Pick<BackchannelLogout, 'install'>
 }
 
 export interface OAuthProvider {
@@ -295,6 +298,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         // authenticated client; a public client, which anyone may name, hears 200 and learns nothing of the token.
         revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => revocationAllowed(client, token.clientId, errors) },
         rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: loggedOutPage },
+        // OpenID Back-Channel Logout 1.0: registration takes backchannel_logout_uri; delivery is core/oauth/backchannel-logout.ts.
+        backchannelLogout: { enabled: true },
         deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
         // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.
         registration: { enabled: options.registrationToken !== undefined, initialAccessToken: options.registrationToken ?? false } as NonNullable<Configuration['features']>['registration'],
@@ -368,6 +373,8 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
     // Every ID token names its session for the app (`sid`, listed in claims_supported), as back-channel logout tokens do.
     provider.Client.prototype.includeSid = () => true
+    // RP-initiated logout names the grant it ends through the request's provider Session.
+    deps.backchannelLogout.install(provider, (clientId) => ProviderClass.ctx?.oidc?.session?.grantIdFor(clientId))
     provider.use(pinToPublicUrl(options.issuer))
     provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
     provider.use(formPostCsp(OAUTH_ROUTES.authorization))
