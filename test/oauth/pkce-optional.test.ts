@@ -32,11 +32,16 @@ async function service (t: Test) {
     url.search = new URLSearchParams({ client_id: app.clientId, response_type: 'code', scope: 'openid email', redirect_uri: REDIRECT_URI, state: 'state-1' }).toString()
     return await authorizeInBrowser(baseUrl, new CookieJar(), url, { person })
   }
-  async function exchange (app: { clientId: string, clientSecret?: string }, code: string) {
+  /** The code exchanged with the secret in HTTP Basic, or (`inForm`) in the form's client_secret, as passport-openidconnect sends it. */
+  async function exchange (app: { clientId: string, clientSecret?: string }, code: string, { inForm = false } = {}) {
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }
     const answer = await fetch(`${baseUrl}/oauth/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret ?? ''}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI })
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(inForm ? {} : { authorization: `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret ?? ''}`).toString('base64')}` })
+      },
+      body: new URLSearchParams(inForm ? { ...form, client_id: app.clientId, client_secret: app.clientSecret ?? '' } : form)
     })
     return { status: answer.status, body: await answer.json() as Record<string, unknown> }
   }
@@ -53,6 +58,14 @@ t.test('a confidential client added with --pkce optional completes the code flow
   t.equal(tokens.status, 200)
   t.ok(tokens.body.id_token)
   t.ok(tokens.body.access_token)
+})
+
+t.test('an app that sends its secret in the form, as passport-openidconnect does by default, gets its tokens too (oidc-provider takes client_secret_post for a client_secret_basic client)', async (t) => {
+  const { add, authorizeWithoutPkce, exchange } = await service(t)
+  const app = await add('--pkce', 'optional')
+  const tokens = await exchange(app, (await authorizeWithoutPkce(app)).searchParams.get('code') ?? '', { inForm: true })
+  t.equal(tokens.status, 200)
+  t.ok(tokens.body.id_token)
 })
 
 t.test('without the flag a confidential client must send PKCE: an authorization without it is refused', async (t) => {
