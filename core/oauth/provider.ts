@@ -13,6 +13,7 @@ import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
 import { providerKeystore } from './provider-keys.js'
+import { discoveryForAnyOrigin } from './public-documents.js'
 import { clientSecretMatches } from './clients.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
@@ -357,6 +358,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
     provider.use(pinToPublicUrl(options.issuer))
+    provider.use(discoveryForAnyOrigin)
     provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
