@@ -235,12 +235,11 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
   // (JWT_PRIVATE_KEY is not rotated here: only the store's keys are).
   const reloader = runPeriodically(options.reloadIntervalSeconds * 1000, async () => {
     const rotateAfterMs = options.rotateAfterSeconds * 1000
-    const signing = [keys.signer.kid, keys.rs256Jwk?.kid].map(kid => kid === undefined ? undefined : keys.entries.get(kid)?.key)
-    for (const key of signing) {
-      const createdAt = key?.createdAt
-      if (key === undefined || rotateAfterMs <= 0 || createdAt === undefined || clock.now() - createdAt.getTime() < rotateAfterMs) continue
-      await rotateSigningKey(store, { algorithm: key.algorithm === 'RS256' ? 'RS256' : 'EdDSA', sealer, now: currentDate(clock) })
-      log.info(`${key.algorithm === 'RS256' ? 'RS256' : 'service'} signing key rotated (SIGNING_KEY_ROTATE_AFTER)`)
+    for (const jwk of [keys.signingJwk, keys.rs256Jwk]) {
+      const createdAt = jwk === undefined ? undefined : keys.entries.get(jwk.kid)?.key.createdAt
+      if (jwk === undefined || createdAt === undefined || rotateAfterMs <= 0 || clock.now() - createdAt.getTime() < rotateAfterMs) continue
+      await rotateSigningKey(store, { algorithm: jwk.alg === 'RS256' ? 'RS256' : 'EdDSA', sealer, now: currentDate(clock) })
+      log.info(`the ${jwk.alg === 'RS256' ? 'RS256' : 'service\'s'} signing key rotated (SIGNING_KEY_ROTATE_AFTER)`)
     }
     await reload()
   }, { onError: (error) => { log.warn({ err: error }, 'signing keys not reloaded') } })
@@ -267,23 +266,27 @@ export async function createKeyRing ({ store, clock, log }: KeyRingDependencies,
     return [...keys.entries.values()].filter(entry => entry.publishedUntil > now).map(entry => entry.key.publicJwk)
   }
 
-  let providerKeysMade: { from: Keys, until: number, value: ProviderKeys } | undefined
+  /** The provider's keys as last given, and what they were made from: the same object until the kids change. */
+  let providerKeysMade: { from: Keys, until: number, kids: string, value: ProviderKeys } | undefined
   async function providerKeys (): Promise<ProviderKeys> {
     const rs256 = await rs256Key()
     const now = clock.now()
     if (providerKeysMade?.from === keys && now < providerKeysMade.until) return providerKeysMade.value
     const signingKids = new Set([keys.signingJwk.kid, rs256.kid])
     const retired = [...keys.entries.values()].filter(entry => entry.publishedUntil > now && !signingKids.has(entry.key.kid))
+    const kids = [...signingKids, ...retired.map(entry => entry.key.kid)].join(' ')
     providerKeysMade = {
       from: keys,
-      // Made again once the first of the retired keys is no longer published.
+      // Looked at again once the first of the retired keys is no longer published.
       until: Math.min(...retired.map(entry => entry.publishedUntil)),
-      value: { service: keys.signingJwk, rs256, retired: retired.map(entry => entry.key.publicJwk) }
+      kids,
+      // A reload that changed nothing keeps the object: the provider is built again only for new keys.
+      value: providerKeysMade?.kids === kids ? providerKeysMade.value : { service: keys.signingJwk, rs256, retired: retired.map(entry => entry.key.publicJwk) }
     }
     return providerKeysMade.value
   }
 
-  /** An RS256 key of the service's verifies no access token; a key of the service's does. */
+  /** Only the service's keys verify access tokens: an RS256 key signs ID tokens alone. */
   const verifiesAccessTokens = (entry: KeyEntry | undefined) => entry !== undefined && kindOf(entry.key.algorithm) === 'service' ? entry : undefined
 
   return {

@@ -134,6 +134,8 @@ t.test('the first call for the provider\'s keys stores one RS256 key, once per s
   t.match(first, { service: { kty: 'OKP', alg: 'EdDSA', d: String }, rs256: { kty: 'RSA', alg: 'RS256', d: String, kid: /^[\w-]{43}$/ }, retired: [] })
   t.not(first.rs256.kid, first.service.kid)
   t.equal(await ring.providerKeys(), first, 'the same object while nothing changes')
+  await ring.reload()
+  t.equal(await ring.providerKeys(), first, 'a reload that changed nothing too (the provider is built again only for new keys)')
   t.equal(await ring.keyFor(first.rs256.kid), undefined, 'an RS256 key verifies no access token')
 
   const other = await createKeyRing({ store, clock, log: silentLogger }, options)
