@@ -13,7 +13,7 @@ import { CLIENT_GRANTS, CLIENT_PKCE, newClient, type ClientGrant, type ClientPkc
 import { SCOPES } from '../core/oauth/provider.js'
 import { addResourceServer, listResourceServers, removeResourceServer, resourceUriProblem, scopeProblem, type ResourceServer } from '../core/oauth/resource-servers.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
-import { rotateSigningKey } from '../core/tokens/keys.js'
+import { newestOfEachKind, rotateSigningKeys } from '../core/tokens/keys.js'
 import { VERSION_LINE } from '../core/version.js'
 import type { Operator } from './operator.js'
 
@@ -28,9 +28,10 @@ const HELP = `Usage: account-service <command> [options]
 
 Commands:
   migrate                     apply the store's migrations (the service also does at start)
-  keys list                   the signing keys, oldest first; the newest signs
-  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload.
-                              Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys requires (refused without it)
+  keys list                   the signing keys, oldest first; the newest of each kind (service, RS256) signs
+  keys rotate                 add a new Ed25519 key and a new RS256 key (ID tokens); running services sign with them after
+                              their next key reload. Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys
+                              requires (refused without it)
   users list                  users in id order (--limit, --after for the next page)
   users show <id|email>       one user
   users delete <id>           delete a user and every session of theirs; recorded as admin_user_deleted (sent as user.deleted)
@@ -281,7 +282,7 @@ function commandFor (positionals: string[], options: Options): Command {
       return listKeys
     case 'keys rotate':
       expect(2, 'keys rotate')
-      return rotateKey
+      return rotateKeys
     case 'users list':
       expect(2, 'users list [--limit n] [--after id]')
       return listUsers
@@ -348,16 +349,20 @@ function commandFor (positionals: string[], options: Options): Command {
 
 async function listKeys (store: AccountStore, options: Options, out: Output) {
   const keys = await store.listSigningKeys()
-  const described = keys.map((key, index) => ({ ...describeKey(key), signing: index === keys.length - 1 }))
+  const signing = newestOfEachKind(keys)
+  const described = keys.map(key => ({ ...describeKey(key), signing: signing.includes(key) }))
   print(out, options, described, described.length === 0
     ? 'no signing keys yet (the service makes one at its first start)'
     : described.map(key => `${key.kid}  ${key.algorithm}  ${key.createdAt}${key.signing ? '  (signs)' : ''}`).join('\n'))
 }
 
-async function rotateKey (store: AccountStore, options: Options, out: Output, { sealer }: Context) {
+async function rotateKeys (store: AccountStore, options: Options, out: Output, { sealer }: Context) {
   // Sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set (the service must be given the same one).
-  const key = await rotateSigningKey(store, { sealer })
-  print(out, options, describeKey(key), `added signing key ${key.kid} (${key.algorithm}); running instances sign with it once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL), and the old key verifies until its tokens have expired`)
+  const keys = await rotateSigningKeys(store, { sealer })
+  print(out, options, keys.map(describeKey), [
+    ...keys.map(key => `added signing key ${key.kid} (${key.algorithm})`),
+    'running instances sign with them once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL); the old keys verify until their tokens have expired'
+  ].join('\n'))
 }
 
 async function calibrateHash (store: AccountStore, options: Options, out: Output, { env }: Context) {

@@ -8,9 +8,12 @@ import { RouteNotFoundError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
+import { ID_TOKEN_TTL_SECONDS, type ProviderKeys } from '../tokens/key-ring.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
+import { providerKeystore } from './provider-keys.js'
+import { discoveryForAnyOrigin } from './public-documents.js'
 import { clientSecretMatches } from './clients.js'
 import { dpopNonceSecret } from './cookie-keys.js'
 import type { BackchannelLogout } from './backchannel-logout.js'
@@ -60,7 +63,7 @@ export interface OAuthProviderOptions {
 
 export interface OAuthProviderDependencies {
   store: AccountStore
-  accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks'>
+  accessTokens: Pick<AccessTokens, 'providerKeys' | 'jwks'>
   statusLists: Pick<StatusLists, 'claim'>
   grantSessions: GrantSessions
   /** Ties the provider's browser sessions to the service sessions that signed them in (core/oauth/provider-sessions.ts). */
@@ -76,7 +79,7 @@ export interface OAuthProviderDependencies {
 }
 
 export interface OAuthProvider {
-  /** The provider of the current signing key (one is built again when the key rotates); throws while the store cannot give its cookie key. */
+  /** The provider of the current signing keys (one is built again when they change); throws while the store cannot give its cookie key. */
   current (): Promise<Provider>
   /**
    * Whether the provider can make a URL of the request's host, read as Koa reads it (ctx.host): the first
@@ -103,10 +106,10 @@ function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
 
 /**
  * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified) does the protocol; the
- * service gives it its store (core/oauth/adapter.ts), its signing key (one JWKS for everything the
+ * service gives it its store (core/oauth/adapter.ts), its signing keys (one JWKS for everything the
  * service signs), its users (findAccount, `sub` = the user id) and its pages (routes/oauth/). Apps'
  * access tokens are RFC 9068 JWTs carrying the grant's Token Status List index, so an API checks
- * revocation from the cached list. The provider is built again when the signing key rotates: its
+ * revocation from the cached list. The provider is built again when the signing keys change: its
  * keystore is fixed at construction, and every state it keeps is in the store.
  */
 /**
@@ -237,17 +240,19 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   }
 
-  function build ({ default: ProviderClass, interactionPolicy, errors }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
-    const jwk = accessTokens.signingJwk
+  function build ({ default: ProviderClass, interactionPolicy, errors, ExternalSigningKey }: typeof import('oidc-provider'), cookieKeys: string[], signingKeys: ProviderKeys): Provider {
+    const jwk = signingKeys.service
     const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
-      jwks: { keys: [jwk] },
-      enabledJWA: { idTokenSigningAlgValues: [jwk.alg] },
+      // Both signing keys, then the retired ones that still verify an id_token_hint (core/oauth/provider-keys.ts).
+      jwks: providerKeystore(ExternalSigningKey, signingKeys),
+      // RS256 is OpenID Connect's mandatory algorithm, and the default of an app that names none (EdDSA on request).
+      enabledJWA: { idTokenSigningAlgValues: ['RS256', jwk.alg] },
       clientDefaults: {
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
-        id_token_signed_response_alg: jwk.alg
+        id_token_signed_response_alg: 'RS256'
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       responseTypes: ['code'],
@@ -275,13 +280,15 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         ClientCredentials: options.accessTokenTtlSeconds,
         AuthorizationCode: 60,
         DeviceCode: 600,
-        IdToken: 3600,
+        IdToken: ID_TOKEN_TTL_SECONDS,
         Interaction: 3600,
         RefreshToken: options.refreshTokenTtlSeconds,
         Grant: options.grantTtlSeconds,
         Session: options.grantTtlSeconds
       },
       features: {
+        // Retired keys go in the keystore as public keys that only verify (core/oauth/provider-keys.ts).
+        externalSigningSupport: { enabled: true, ack: 'experimental-01' },
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
         // DPoP (RFC 9449): a token asked for with a proof is bound to its key (cnf.jkt; a public client's
@@ -376,6 +383,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     // RP-initiated logout names the grant it ends through the request's provider Session.
     deps.backchannelLogout.install(provider, (clientId) => ProviderClass.ctx?.oidc?.session?.grantIdFor(clientId))
     provider.use(pinToPublicUrl(options.issuer))
+    provider.use(discoveryForAnyOrigin)
     provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
     provider.use(formPostCsp(OAUTH_ROUTES.authorization))
     provider.use(answerAsTheRfcsSay)
@@ -389,7 +397,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   // Built on first use, not at start: its cookie key is read from (or first written to) the store, and a
   // start on a store that cannot be written yet must still serve the rest (the first request gets its 503).
   let cookieKeys: Promise<string[]> | undefined
-  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, kid: string } | undefined
+  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys } | undefined
 
   async function current (): Promise<Provider> {
     cookieKeys ??= deps.cookieKeys().catch((error: unknown) => {
@@ -397,13 +405,13 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       throw error
     })
     const keys = await cookieKeys
-    const kid = accessTokens.signingJwk.kid
-    if (built?.kid !== kid) {
+    const signingKeys = await accessTokens.providerKeys()
+    if (built?.signingKeys !== signingKeys) {
       // Loaded on first use: the start stays quick, and Node 20 hears oidc-provider's "Unsupported runtime"
       // only when an app first signs in (never beside a setting's one-line refusal at start).
       providerModule = await import('oidc-provider')
-      const provider = build(providerModule, keys)
-      built = { provider, callback: provider.callback(), kid }
+      const provider = build(providerModule, keys, signingKeys)
+      built = { provider, callback: provider.callback(), signingKeys }
     }
     return built.provider
   }
