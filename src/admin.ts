@@ -9,9 +9,11 @@ import type { Logger, LogFn } from '../core/logger.js'
 import { SECURITY_EVENT_TYPES } from '../core/events/types.js'
 import { visible, visibleJson } from '../core/control-characters.js'
 import { removeClient as removeClientAndGrants } from '../core/oauth/client-removal.js'
-import { CLIENT_GRANTS, newClient, type ClientGrant, type NewClient } from '../core/oauth/clients.js'
+import { CLIENT_GRANTS, CLIENT_PKCE, newClient, type ClientGrant, type ClientPkce, type NewClient } from '../core/oauth/clients.js'
+import { SCOPES } from '../core/oauth/provider.js'
+import { addResourceServer, listResourceServers, removeResourceServer, resourceUriProblem, scopeProblem, type ResourceServer } from '../core/oauth/resource-servers.js'
 import { createSealer, type Sealer } from '../core/secrets/sealing.js'
-import { rotateSigningKey } from '../core/tokens/keys.js'
+import { newestOfEachKind, rotateSigningKeys } from '../core/tokens/keys.js'
 import { VERSION_LINE } from '../core/version.js'
 import type { Operator } from './operator.js'
 
@@ -26,9 +28,10 @@ const HELP = `Usage: account-service <command> [options]
 
 Commands:
   migrate                     apply the store's migrations (the service also does at start)
-  keys list                   the signing keys, oldest first; the newest signs
-  keys rotate                 add a new Ed25519 signing key; running services sign with it after their next key reload.
-                              Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys requires (refused without it)
+  keys list                   the signing keys, oldest first; the newest of each kind (service, RS256) signs
+  keys rotate                 add a new Ed25519 key and a new RS256 key (ID tokens); running services sign with them after
+                              their next key reload. Sealed with SIGNING_KEY_ENCRYPTION_KEY, which a store of sealed keys
+                              requires (refused without it)
   users list                  users in id order (--limit, --after for the next page)
   users show <id|email>       one user
   users delete <id>           delete a user and every session of theirs; recorded as admin_user_deleted (sent as user.deleted)
@@ -51,10 +54,16 @@ Commands:
   events export               every security event (every user's, and every admin action), newest first, one JSON object
                               a line (NDJSON), read page by page (--user <id|email>, --type <type>, --before <event id>)
   clients add <name>          register an app with the OAuth provider (--redirect-uri, required with the authorization_code
-                              grant; --post-logout-redirect-uri; --public; --trusted; --grant); prints its client_id and,
+                              grant; --post-logout-redirect-uri; --backchannel-logout-uri; --public; --trusted; --grant; --pkce); prints its client_id and,
                               for a confidential client, its client_secret, shown this once only (the store keeps a hash)
   clients list                the registered apps: id, name, public or confidential, trusted, grants, redirect URIs
   clients remove <client_id>  delete an app's registration and end its grants (and tokens), as revoking them does
+  resources add <uri>         register an API apps may ask tokens for (RFC 8707 resource indicators) with its scopes
+                              (--scopes "read write", required): a token asked for with resource=<uri> has aud <uri> and
+                              carries only these scopes. Adding a registered URI again replaces its scopes
+  resources list              the registered APIs and their scopes
+  resources remove <uri>      unregister an API: new tokens for it are refused (invalid_target); issued ones live out their
+                              lifetime
 
 Options:
   --database <url>   the store (default: DATABASE_URL, else ./data/accounts.db)
@@ -67,11 +76,18 @@ Options:
                      clients add: an absolute http(s) URL the app receives its codes at (repeatable)
   --post-logout-redirect-uri <url>
                      clients add: where the app may send the user after logout (repeatable)
+  --backchannel-logout-uri <url>
+                     clients add: where the app hears, by a signed logout token, that a user signed out
+                     (OpenID Back-Channel Logout 1.0)
   --public           clients add: no client secret (a SPA, a mobile or command-line app): PKCE alone binds its codes
   --trusted          clients add: a first-party app: no consent page
+  --pkce <required|optional>
+                     clients add: whether the app must send PKCE (default required); optional only for a confidential
+                     app that cannot send it (a public app always must)
   --grant <grant>    clients add: a grant the app may use (repeatable), replacing the default authorization_code and
                      refresh_token; one of:
                      ${CLIENT_GRANTS.join(', ')}
+  --scopes <scopes>  resources add: the API's scopes, separated by spaces (none of openid, email, profile, offline_access)
   --json             print JSON instead of text
   -h, --help         this help
   -v, --version      the version, and the Node it runs on
@@ -92,9 +108,12 @@ interface Options {
   type?: string
   redirectUris: string[]
   postLogoutRedirectUris: string[]
+  backchannelLogoutUri?: string
   public: boolean
   trusted: boolean
   grants?: string[]
+  pkce?: string
+  scopes?: string
 }
 
 type Output = (line: string) => void
@@ -132,9 +151,12 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
         type: { type: 'string' },
         'redirect-uri': { type: 'string', multiple: true },
         'post-logout-redirect-uri': { type: 'string', multiple: true },
+        'backchannel-logout-uri': { type: 'string' },
         public: { type: 'boolean', default: false },
         trusted: { type: 'boolean', default: false },
         grant: { type: 'string', multiple: true },
+        pkce: { type: 'string' },
+        scopes: { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false }
@@ -167,9 +189,12 @@ export async function runAdmin (argv: string[], io: Partial<AdminIo> = {}): Prom
     type: values.type,
     redirectUris: values['redirect-uri'] ?? [],
     postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+    backchannelLogoutUri: values['backchannel-logout-uri'],
     public: values.public,
     trusted: values.trusted,
-    grants: values.grant
+    grants: values.grant,
+    pkce: values.pkce,
+    scopes: values.scopes
   }
   let store: AccountStore | undefined
   try {
@@ -257,7 +282,7 @@ function commandFor (positionals: string[], options: Options): Command {
       return listKeys
     case 'keys rotate':
       expect(2, 'keys rotate')
-      return rotateKey
+      return rotateKeys
     case 'users list':
       expect(2, 'users list [--limit n] [--after id]')
       return listUsers
@@ -296,7 +321,7 @@ function commandFor (positionals: string[], options: Options): Command {
       expect(2, 'events <id|email> [--limit n] [--before event-id]')
       return async (store, options, out) => listEvents(store, action, options, out)
     case 'clients add': {
-      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--public] [--trusted] [--grant <grant>]')
+      expect(3, 'clients add <name> --redirect-uri <url> [--redirect-uri <url>] [--post-logout-redirect-uri <url>] [--backchannel-logout-uri <url>] [--public] [--trusted] [--grant <grant>] [--pkce required|optional]')
       const client = parseNewClient(argument, options)
       return async (store, options, out) => addClient(store, client, options, out)
     }
@@ -306,6 +331,17 @@ function commandFor (positionals: string[], options: Options): Command {
     case 'clients remove':
       expect(3, 'clients remove <client_id>')
       return async (store, options, out) => removeClient(store, argument, options, out)
+    case 'resources add': {
+      expect(3, 'resources add <uri> --scopes "<scope> [<scope> ...]"')
+      const resource = parseResourceServer(argument, options)
+      return async (store, options, out, { config }) => addResource(store, resource, config.mail.publicUrl, options, out)
+    }
+    case 'resources list':
+      expect(2, 'resources list')
+      return listResources
+    case 'resources remove':
+      expect(3, 'resources remove <uri>')
+      return async (store, options, out) => removeResource(store, argument, options, out)
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}`)
   }
@@ -313,16 +349,20 @@ function commandFor (positionals: string[], options: Options): Command {
 
 async function listKeys (store: AccountStore, options: Options, out: Output) {
   const keys = await store.listSigningKeys()
-  const described = keys.map((key, index) => ({ ...describeKey(key), signing: index === keys.length - 1 }))
+  const signing = newestOfEachKind(keys)
+  const described = keys.map(key => ({ ...describeKey(key), signing: signing.includes(key) }))
   print(out, options, described, described.length === 0
     ? 'no signing keys yet (the service makes one at its first start)'
     : described.map(key => `${key.kid}  ${key.algorithm}  ${key.createdAt}${key.signing ? '  (signs)' : ''}`).join('\n'))
 }
 
-async function rotateKey (store: AccountStore, options: Options, out: Output, { sealer }: Context) {
+async function rotateKeys (store: AccountStore, options: Options, out: Output, { sealer }: Context) {
   // Sealed with SIGNING_KEY_ENCRYPTION_KEY when it is set (the service must be given the same one).
-  const key = await rotateSigningKey(store, { sealer })
-  print(out, options, describeKey(key), `added signing key ${key.kid} (${key.algorithm}); running instances sign with it once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL), and the old key verifies until its tokens have expired`)
+  const keys = await rotateSigningKeys(store, { sealer })
+  print(out, options, keys.map(describeKey), [
+    ...keys.map(key => `added signing key ${key.kid} (${key.algorithm})`),
+    'running instances sign with them once they reload their keys (SIGNING_KEY_RELOAD_INTERVAL); the old keys verify until their tokens have expired'
+  ].join('\n'))
 }
 
 async function calibrateHash (store: AccountStore, options: Options, out: Output, { env }: Context) {
@@ -479,17 +519,22 @@ function parseNewClient (name: string, options: Options): NewClient {
   for (const grant of grants ?? []) {
     if (!(CLIENT_GRANTS as readonly string[]).includes(grant)) throw new UsageError(`unknown grant ${grant}; one of ${CLIENT_GRANTS.join(', ')}`)
   }
-  for (const uri of [...options.redirectUris, ...options.postLogoutRedirectUris]) checkRedirectUri(uri)
+  for (const uri of [...options.redirectUris, ...options.postLogoutRedirectUris, ...(options.backchannelLogoutUri === undefined ? [] : [options.backchannelLogoutUri])]) checkRedirectUri(uri)
   const usesCodes = grants === undefined || grants.includes('authorization_code')
   if (usesCodes && options.redirectUris.length === 0) throw new UsageError('the authorization_code grant needs at least one --redirect-uri')
   if (options.public && grants?.includes('client_credentials') === true) throw new UsageError('a --public client has no secret to use the client_credentials grant with')
+  if (options.pkce !== undefined && !(CLIENT_PKCE as readonly string[]).includes(options.pkce)) throw new UsageError(`--pkce is one of ${CLIENT_PKCE.join(', ')}: ${options.pkce}`)
+  // PKCE is all that binds a public client's code to it: it may never leave it out.
+  if (options.public && options.pkce === 'optional') throw new UsageError('a --public client must send PKCE: --pkce optional is only for a confidential client')
   return {
     name,
     redirectUris: [...new Set(options.redirectUris)],
     postLogoutRedirectUris: [...new Set(options.postLogoutRedirectUris)],
+    ...(options.backchannelLogoutUri === undefined ? {} : { backchannelLogoutUri: options.backchannelLogoutUri }),
     public: options.public,
     trusted: options.trusted,
-    grants: grants as ClientGrant[] | undefined
+    grants: grants as ClientGrant[] | undefined,
+    pkce: options.pkce as ClientPkce | undefined
   }
 }
 
@@ -522,13 +567,46 @@ async function listClients (store: AccountStore, options: Options, out: Output) 
   const clients = (await store.listOAuthModels('Client', new Date())).map(client => ({ client_id: client.id, ...describeClient(client.payload) }))
   print(out, options, clients, clients.length === 0
     ? 'no clients'
-    : clients.map(client => visible(`${client.client_id}  ${client.client_name}  ${client.public ? 'public' : 'confidential'}${client.trusted ? '  trusted' : ''}` +
+    : clients.map(client => visible(`${client.client_id}  ${client.client_name}  ${client.public ? 'public' : 'confidential'}${client.trusted ? '  trusted' : ''}${client.pkce === 'optional' ? '  pkce optional' : ''}` +
       `  grants: ${client.grant_types.length === 0 ? '-' : client.grant_types.join(',')}  redirect URIs: ${client.redirect_uris.length === 0 ? '-' : client.redirect_uris.join(' ')}`)).join('\n'))
 }
 
 async function removeClient (store: AccountStore, clientId: string, options: Options, out: Output) {
   if (!await removeClientAndGrants(store, clientId, new Date())) throw new CommandError(`no client with id ${clientId}`)
   print(out, options, { removed: clientId }, `removed client ${visible(clientId)}`)
+}
+
+/** What `resources add` was given, checked before the store is opened. */
+function parseResourceServer (uri: string, options: Options): ResourceServer {
+  const problem = resourceUriProblem(uri)
+  if (problem !== undefined) throw new UsageError(problem)
+  const scopes = (options.scopes ?? '').split(' ').filter(scope => scope !== '')
+  if (scopes.length === 0) throw new UsageError('an API needs its scopes: --scopes "read write"')
+  for (const scope of scopes) {
+    const scopeIssue = scopeProblem(scope, SCOPES)
+    if (scopeIssue !== undefined) throw new UsageError(scopeIssue)
+  }
+  return { uri, scopes: [...new Set(scopes)] }
+}
+
+async function addResource (store: AccountStore, resource: ResourceServer, publicUrl: string, options: Options, out: Output) {
+  // The service's own resource is PUBLIC_URL, with the user scopes: an API of that name would never be asked for.
+  if (resource.uri === publicUrl) throw new CommandError(`${resource.uri} is PUBLIC_URL, the service's own resource`)
+  const replaced = await addResourceServer(store, resource, new Date())
+  print(out, options, { resource: resource.uri, scopes: resource.scopes, replaced },
+    `${replaced ? 'updated' : 'added'} resource ${resource.uri} with the scopes ${resource.scopes.join(' ')}; running instances take it within seconds`)
+}
+
+async function listResources (store: AccountStore, options: Options, out: Output) {
+  const resources = await listResourceServers(store, new Date())
+  print(out, options, resources.map(({ uri, scopes }) => ({ resource: uri, scopes })), resources.length === 0
+    ? 'no resources (apps\' tokens are all for the service itself, PUBLIC_URL)'
+    : resources.map(({ uri, scopes }) => `${uri}  scopes: ${scopes.join(' ')}`).join('\n'))
+}
+
+async function removeResource (store: AccountStore, uri: string, options: Options, out: Output) {
+  if (!await removeResourceServer(store, uri, new Date())) throw new CommandError(`no resource ${uri}`)
+  print(out, options, { removed: uri }, `removed resource ${uri}: new tokens for it are refused; issued ones live out their lifetime`)
 }
 
 /**
@@ -541,9 +619,11 @@ function describeClient (metadata: Record<string, unknown>) {
     client_name: typeof metadata.client_name === 'string' ? metadata.client_name : '',
     public: metadata.token_endpoint_auth_method === 'none',
     trusted: metadata.trusted === true,
+    pkce: metadata.pkce === 'optional' ? 'optional' : 'required',
     grant_types: strings(metadata.grant_types),
     redirect_uris: strings(metadata.redirect_uris),
-    post_logout_redirect_uris: strings(metadata.post_logout_redirect_uris)
+    post_logout_redirect_uris: strings(metadata.post_logout_redirect_uris),
+    ...(typeof metadata.backchannel_logout_uri === 'string' ? { backchannel_logout_uri: metadata.backchannel_logout_uri } : {})
   }
 }
 

@@ -53,7 +53,7 @@ t.test('clients add stores a confidential client and shows its secret once; the 
   const json = await cli(databaseUrl, 'clients', 'add', 'Machine', '--grant', 'client_credentials', '--json')
   t.equal(json.code, 0, json.stderr)
   const described = JSON.parse(json.stdout)
-  t.same(Object.keys(described).sort(), ['client_id', 'client_name', 'client_secret', 'grant_types', 'post_logout_redirect_uris', 'public', 'redirect_uris', 'trusted'])
+  t.same(Object.keys(described).sort(), ['client_id', 'client_name', 'client_secret', 'grant_types', 'pkce', 'post_logout_redirect_uris', 'public', 'redirect_uris', 'trusted'])
   t.match(described, { client_name: 'Machine', public: false, trusted: false, grant_types: ['client_credentials'], redirect_uris: [] }, '--grant replaces the default grants')
   t.ok(clientSecretMatches(String((await storedClient(databaseUrl, described.client_id))?.client_secret), described.client_secret))
   t.match(await storedClient(databaseUrl, described.client_id), { response_types: [], token_endpoint_auth_method: 'client_secret_basic' })
@@ -96,7 +96,7 @@ t.test('clients list shows every client, never a secret or its hash; clients rem
   t.equal(json.code, 0)
   const clients = JSON.parse(json.stdout)
   t.same(clients.map((client: { client_id: string }) => client.client_id), [web.client_id, spa.client_id, 'registered'])
-  t.same(clients[0], { client_id: web.client_id, client_name: 'Web', public: false, trusted: true, grant_types: ['authorization_code', 'refresh_token'], redirect_uris: ['https://web.example/cb'], post_logout_redirect_uris: [] })
+  t.same(clients[0], { client_id: web.client_id, client_name: 'Web', public: false, trusted: true, pkce: 'required', grant_types: ['authorization_code', 'refresh_token'], redirect_uris: ['https://web.example/cb'], post_logout_redirect_uris: [] })
   t.equal(clients[2].client_name, 'Evil\u001b[2J\nname')
   for (const output of [listed.stdout, json.stdout]) {
     t.notMatch(output, /secret/i)
@@ -157,4 +157,16 @@ t.test('--help lists the clients commands and their options', async (t) => {
   for (const text of ['clients add <name>', 'clients list', 'clients remove <client_id>', '--redirect-uri <url>', '--post-logout-redirect-uri <url>', '--public', '--trusted', '--grant <grant>', 'client_credentials']) {
     t.match(help.stdout, text)
   }
+})
+
+t.test('clients add --backchannel-logout-uri stores the app\'s back-channel logout URI; one that is no http(s) URL is refused', async (t) => {
+  const databaseUrl = temporaryDatabase(t)
+  const added = await cli(databaseUrl, 'clients', 'add', 'Wiki', '--redirect-uri', 'https://wiki.example/callback', '--backchannel-logout-uri', 'https://wiki.example/backchannel-logout', '--json')
+  t.equal(added.code, 0, added.stderr)
+  const shown = JSON.parse(added.stdout)
+  t.equal(shown.backchannel_logout_uri, 'https://wiki.example/backchannel-logout', 'shown')
+  t.equal((await storedClient(databaseUrl, shown.client_id))?.backchannel_logout_uri, 'https://wiki.example/backchannel-logout', 'stored')
+  const refused = await cli(databaseUrl, 'clients', 'add', 'Wiki', '--redirect-uri', 'https://wiki.example/callback', '--backchannel-logout-uri', 'wiki.example/logout')
+  t.equal(refused.code, 2)
+  t.match(refused.stderr, /not an absolute http\(s\) URL: wiki\.example\/logout/)
 })

@@ -153,7 +153,7 @@ t.test('mfa reset turns off a user\'s TOTP and voids its recovery codes, recorde
   t.equal((await cli(databaseUrl, 'mfa', 'reset')).code, 2)
 })
 
-t.test('keys rotate adds a key that new access tokens are signed with', async (t) => {
+t.test('keys rotate adds a key of each kind, and new access tokens are signed with the new service key', async (t) => {
   const databaseUrl = temporaryDatabase(t)
   const before = await build(t, { env: { DATABASE_URL: databaseUrl } })
   const oldKid = (await before.inject('/.well-known/jwks.json')).json().keys[0].kid
@@ -161,11 +161,12 @@ t.test('keys rotate adds a key that new access tokens are signed with', async (t
 
   const rotated = await cli(databaseUrl, 'keys', 'rotate', '--json')
   t.equal(rotated.code, 0, rotated.stderr)
-  const newKid = JSON.parse(rotated.stdout).kid
+  const [newKid, newRs256Kid] = JSON.parse(rotated.stdout).map((key: { kid: string }) => key.kid)
   t.not(newKid, oldKid)
   const listed = await cli(databaseUrl, 'keys', 'list')
   t.equal(listed.code, 0)
-  t.match(listed.stdout, new RegExp(`^${oldKid}  EdDSA  \\S+\\n${newKid}  EdDSA  \\S+  \\(signs\\)\\n$`))
+  // The old RS256 key was made when the JWKS was first asked for.
+  t.match(listed.stdout, new RegExp(`^${oldKid}  EdDSA  \\S+\\n\\S+  RS256  \\S+\\n${newKid}  EdDSA  \\S+  \\(signs\\)\\n${newRs256Kid}  RS256  \\S+  \\(signs\\)\\n$`))
   t.notMatch(rotated.stdout, /PRIVATE/, 'never the private key')
 
   const after = await build(t, { env: { DATABASE_URL: databaseUrl } })

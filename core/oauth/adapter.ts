@@ -36,6 +36,12 @@ export const STATUS_INDEX_FIELD = 'statusIndex'
 export const CLIENT_CACHE_MS = 5000
 
 /**
+ * How long a device code's row outlives the code: oidc-provider checks the code's own expiry, so a device polling
+ * after it hears expired_token (RFC 8628 §3.5) rather than invalid_grant, for as long again as the code lived.
+ */
+export const EXPIRED_DEVICE_CODE_KEPT_SECONDS = 600
+
+/**
  * oidc-provider's models in the service's store (db/store/oauth.ts), so that every instance shares
  * clients, grants, codes, refresh tokens and the provider's sessions. Beyond storing, three rules:
  * - a model whose id is a secret is stored under the id's hash, its payload without it (core/oauth/stored-ids.ts);
@@ -69,7 +75,8 @@ export function createAdapterClass ({ store, grantSessions, clock, providerSessi
     }
 
     async upsert (id: string, payload: Record<string, unknown>, expiresIn?: number): Promise<void> {
-      const expiresAt = expiresIn === undefined ? null : new Date(now().getTime() + expiresIn * 1000)
+      const keptFor = expiresIn === undefined ? undefined : this.kind === 'DeviceCode' ? expiresIn + EXPIRED_DEVICE_CODE_KEPT_SECONDS : expiresIn
+      const expiresAt = keptFor === undefined ? null : new Date(now().getTime() + keptFor * 1000)
       let stored = payload
       if (this.kind === 'Client' && typeof payload.client_secret === 'string') {
         stored = { ...payload, client_secret: hashClientSecret(payload.client_secret) }

@@ -10,13 +10,20 @@ export interface NewClient {
   name: string
   redirectUris: string[]
   postLogoutRedirectUris?: string[]
+  /** OpenID Back-Channel Logout 1.0: where the app is told, by a signed logout token, that a user signed out. */
+  backchannelLogoutUri?: string
   /** A public client (a SPA, a mobile app, a CLI) has no secret: PKCE alone binds its codes. */
   public: boolean
   /** First-party: no consent page. */
   trusted: boolean
   /** Default: authorization_code and refresh_token. */
   grants?: ClientGrant[]
+  /** `optional` lets a confidential client leave PKCE out (one that cannot send it); a public client always needs it. Default `required`. */
+  pkce?: ClientPkce
 }
+
+export const CLIENT_PKCE = ['required', 'optional'] as const
+export type ClientPkce = typeof CLIENT_PKCE[number]
 
 /** The stored metadata of a client (oidc-provider's names), with the secret's hash in place of the secret. */
 export type ClientMetadata = Record<string, unknown> & { client_id: string, client_name: string }
@@ -51,10 +58,12 @@ export function newClient (client: NewClient): { metadata: ClientMetadata, secre
     client_name: client.name,
     redirect_uris: client.redirectUris,
     post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
+    ...(client.backchannelLogoutUri === undefined ? {} : { backchannel_logout_uri: client.backchannelLogoutUri }),
     grant_types: grants,
     response_types: grants.includes('authorization_code') ? ['code'] : [],
     token_endpoint_auth_method: client.public ? 'none' : 'client_secret_basic',
     trusted: client.trusted,
+    pkce: client.public ? 'required' : client.pkce ?? 'required',
     ...(secret === undefined ? {} : { client_secret: hashClientSecret(secret) })
   }
   return { metadata, secret }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { hkdfSync, randomBytes } from 'node:crypto'
 import type { SettingsStore } from '../../db/store.js'
 import { isSealed, UnsealError, type Sealer } from '../secrets/sealing.js'
 import { SigningKeyEncryptionError } from '../tokens/keys.js'
@@ -17,6 +17,15 @@ export async function loadCookieKeys (store: SettingsStore, sealer?: Sealer): Pr
   const stored = await store.readSetting(COOKIE_KEY_SETTING)
   if (stored === undefined) throw new Error('the OAuth provider\'s cookie key was not stored')
   return [openCookieKey(stored, sealer)]
+}
+
+/**
+ * The secret of the provider's DPoP nonces (features.dPoP.nonceSecret, RFC 9449 §8), derived from the
+ * stored cookie key: every instance issues and takes the same nonces, and no second secret is stored.
+ * HKDF with a purpose of its own keeps the two apart (a nonce says nothing of the cookie key).
+ */
+export function dpopNonceSecret (cookieKey: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', cookieKey, '', 'account-service oauth dpop nonces', 32))
 }
 
 /**

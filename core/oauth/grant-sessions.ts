@@ -1,4 +1,4 @@
-import type { AccountStore } from '../../db/store.js'
+import type { AccountStore, SessionRecord } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import type { Revocations } from '../revocations/revocations.js'
 import { assignRandomStatusIndex } from '../revocations/status-list.js'
@@ -36,6 +36,15 @@ export function isGrantSession (sessionId: string): boolean {
   return sessionId.startsWith(GRANT_SESSION_PREFIX)
 }
 
+/** A grant's session names its app where a login's names the browser: `app <client id>` (the console shows it). */
+const APP_AGENT_PREFIX = 'app '
+
+/** The client of a grant's session (kept after the grant itself is deleted); undefined for any other session. */
+export function clientOfGrantSession (session: Pick<SessionRecord, 'id' | 'userAgent'>): string | undefined {
+  if (!isGrantSession(session.id) || session.userAgent?.startsWith(APP_AGENT_PREFIX) !== true) return undefined
+  return session.userAgent.slice(APP_AGENT_PREFIX.length)
+}
+
 /**
  * How long the store's word that a grant's session is live stands while the revocation set holds no
  * revocation of it. The set keeps each revocation for ACCESS_TOKEN_TTL and 5 s and then reads "live"
@@ -63,7 +72,7 @@ export function createGrantSessions ({ store, revocations, clock }: GrantSession
       const id = grantSessionId(grantId)
       const userId = Number(accountId)
       if (!Number.isSafeInteger(userId)) throw new Error(`a grant for account ${accountId}, not a user id`)
-      await store.startSession({ id, userId, userAgent: `app ${clientId}`, ip: null, login: false },
+      await store.startSession({ id, userId, userAgent: `${APP_AGENT_PREFIX}${clientId}`, ip: null, login: false },
         { tokenHash: hashToken(newRandomToken()), userId, familyId: id, expiresAt }, currentDate(clock))
       return await assignRandomStatusIndex(store, id)
     },

@@ -80,6 +80,36 @@ export function deviceLinkCsp (codeVerificationPath: string) {
   }
 }
 
+/** A redirect URI as a CSP source: its origin and path (a query is no part of a source; `;` and `,` would end one). */
+function cspSourceOf (redirectUri: string): string | undefined {
+  const url = URL.parse(redirectUri)
+  if (url === null) return undefined
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return url.protocol
+  return `${url.origin}${url.pathname.replace(/[;,\s]/g, character => encodeURIComponent(character))}`
+}
+
+/**
+ * response_mode=form_post answers with oidc-provider's page that posts the code to the app's redirect URI by an
+ * inline script. Its answers (authorization, resume) get a CSP with an empty script-src, to which oidc-provider
+ * adds that script's hash; once it has, form-action is opened to the redirect URI alone. Any other answer keeps
+ * the API's CSP it came with.
+ */
+export function formPostCsp (authorizationPath: string) {
+  return async function allowFormPostScript (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+    if (ctx.path !== authorizationPath && !ctx.path.startsWith(`${authorizationPath}/`)) return await next()
+    const given = ctx.response.get('content-security-policy')
+    const pending = "default-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'; script-src"
+    ctx.set('content-security-policy', pending)
+    await next()
+    const csp = ctx.response.get('content-security-policy')
+    const redirectUri = ctx.oidc?.params?.redirect_uri
+    const source = typeof redirectUri === 'string' ? cspSourceOf(redirectUri) : undefined
+    if (csp.includes("'sha256-") && source !== undefined) ctx.set('content-security-policy', csp.replace("form-action 'none'", `form-action ${source}`))
+    else if (csp === pending && given !== '') ctx.set('content-security-policy', given)
+    else if (csp === pending) ctx.remove('content-security-policy')
+  }
+}
+
 export async function deviceSuccessPage (ctx: KoaContextWithOIDC): Promise<void> {
   const name = clientName(ctx)
   render(ctx, 'Your device is signed in', `<div class="card"><p>${name === undefined ? 'The device' : escapeHtml(name)} is signed in. You can close this page.</p></div>`)

@@ -8,15 +8,22 @@ import { RouteNotFoundError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
+import { ID_TOKEN_TTL_SECONDS, type ProviderKeys } from '../tokens/key-ring.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
+import { providerKeystore } from './provider-keys.js'
+import { discoveryForAnyOrigin } from './public-documents.js'
 import { clientSecretMatches } from './clients.js'
+import { dpopNonceSecret } from './cookie-keys.js'
+import type { BackchannelLogout } from './backchannel-logout.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
+import { createResourceServers } from './resource-servers.js'
 import { structuredTokens } from './structured-tokens.js'
-import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
+import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
+import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -56,7 +63,7 @@ export interface OAuthProviderOptions {
 
 export interface OAuthProviderDependencies {
   store: AccountStore
-  accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks'>
+  accessTokens: Pick<AccessTokens, 'providerKeys' | 'jwks'>
   statusLists: Pick<StatusLists, 'claim'>
   grantSessions: GrantSessions
   /** Ties the provider's browser sessions to the service sessions that signed them in (core/oauth/provider-sessions.ts). */
@@ -67,10 +74,12 @@ export interface OAuthProviderDependencies {
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
   cookieKeys (): Promise<string[]>
+  /** Delivers back-channel logout tokens (core/oauth/backchannel-logout.ts); installed in each provider built. */
+  backchannelLogout: Pick<BackchannelLogout, 'install'>
 }
 
 export interface OAuthProvider {
-  /** The provider of the current signing key (one is built again when the key rotates); throws while the store cannot give its cookie key. */
+  /** The provider of the current signing keys (one is built again when they change); throws while the store cannot give its cookie key. */
   current (): Promise<Provider>
   /**
    * Whether the provider can make a URL of the request's host, read as Koa reads it (ctx.host): the first
@@ -97,10 +106,10 @@ function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
 
 /**
  * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified) does the protocol; the
- * service gives it its store (core/oauth/adapter.ts), its signing key (one JWKS for everything the
+ * service gives it its store (core/oauth/adapter.ts), its signing keys (one JWKS for everything the
  * service signs), its users (findAccount, `sub` = the user id) and its pages (routes/oauth/). Apps'
  * access tokens are RFC 9068 JWTs carrying the grant's Token Status List index, so an API checks
- * revocation from the cached list. The provider is built again when the signing key rotates: its
+ * revocation from the cached list. The provider is built again when the signing keys change: its
  * keystore is fixed at construction, and every state it keeps is in the store.
  */
 /**
@@ -149,6 +158,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions, requestInteraction })
   const statusIndexes = new Map<string, number>()
   const touches = new TouchThrottle()
+  const resourceServers = createResourceServers({ store, clock })
 
   async function statusIndexOf (grantId: string): Promise<number | undefined> {
     const known = statusIndexes.get(grantId)
@@ -230,32 +240,36 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   }
 
-  function build ({ default: ProviderClass, interactionPolicy, errors }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
-    const jwk = accessTokens.signingJwk
+  function build ({ default: ProviderClass, interactionPolicy, errors, ExternalSigningKey }: typeof import('oidc-provider'), cookieKeys: string[], signingKeys: ProviderKeys): Provider {
+    const jwk = signingKeys.service
     const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
-      jwks: { keys: [jwk] },
-      enabledJWA: { idTokenSigningAlgValues: [jwk.alg] },
+      // Both signing keys, then the retired ones that still verify an id_token_hint (core/oauth/provider-keys.ts).
+      jwks: providerKeystore(ExternalSigningKey, signingKeys),
+      // RS256 is OpenID Connect's mandatory algorithm, and the default of an app that names none (EdDSA on request).
+      enabledJWA: { idTokenSigningAlgValues: ['RS256', jwk.alg] },
       clientDefaults: {
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
-        id_token_signed_response_alg: jwk.alg
+        id_token_signed_response_alg: 'RS256'
       },
       clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
       responseTypes: ['code'],
-      // PKCE S256 for every client, confidential ones too (OAuth 2.1).
-      pkce: { required: () => true },
+      // PKCE S256 for every client (OAuth 2.1), but a confidential one the operator registered with
+      // `clients add --pkce optional` (one that cannot send it: passport-openidconnect, the conformance basic plan).
+      pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' || (client as unknown as { pkce?: string }).pkce !== 'optional' },
       scopes: [...SCOPES],
       claims: claimsOf(options.variant),
       conformIdTokenClaims: false,
       extraClientMetadata: {
-        properties: ['trusted'],
-        // `trusted` (no consent page) is the operator's alone: the CLI writes it to the store, and a client
-        // read from the store is built without a request (ctx undefined). A client built from a request's
-        // body (RFC 7591 registration, RFC 7592 update) never gets it, whatever the body says.
+        properties: ['trusted', 'pkce'],
+        // `trusted` (no consent page) and `pkce: 'optional'` are the operator's alone: the CLI writes them to the
+        // store, and a client read from the store is built without a request (ctx undefined). A client built from
+        // a request's body (RFC 7591 registration, RFC 7592 update) never gets them, whatever the body says.
         validator (ctx, key, value, metadata) {
           if (key === 'trusted') metadata.trusted = ctx === undefined && value === true
+          if (key === 'pkce') metadata.pkce = ctx === undefined && value === 'optional' ? 'optional' : 'required'
         }
       },
       cookies: { keys: cookieKeys },
@@ -266,40 +280,52 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         ClientCredentials: options.accessTokenTtlSeconds,
         AuthorizationCode: 60,
         DeviceCode: 600,
-        IdToken: 3600,
+        IdToken: ID_TOKEN_TTL_SECONDS,
         Interaction: 3600,
         RefreshToken: options.refreshTokenTtlSeconds,
         Grant: options.grantTtlSeconds,
         Session: options.grantTtlSeconds
       },
       features: {
+        // Retired keys go in the keystore as public keys that only verify (core/oauth/provider-keys.ts).
+        externalSigningSupport: { enabled: true, ack: 'experimental-01' },
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
+        // DPoP (RFC 9449): a token asked for with a proof is bound to its key (cnf.jkt; a public client's
+        // refresh token too). The token endpoint takes only a proof with a nonce of ours (use_dpop_nonce
+        // gives one), so a proof made in advance is worth nothing; elsewhere a nonce is checked when given
+        // and asked for when the proof is not recent. Userinfo's check of the binding: structured-tokens.ts.
+        dPoP: { enabled: true, nonceSecret: dpopNonceSecret(cookieKeys[0]), requireNonce: (ctx) => ctx.oidc.route === 'token' },
         introspection: {
           enabled: true,
           // A client learns only of its own tokens.
           allowedPolicy: async (_ctx, client, token) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId
         },
-        // A client revokes only its own tokens; another's is ignored (RFC 7009 answers 200 either way).
-        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+        // A client revokes only its own tokens (RFC 7009 §2.1): another's is refused (unauthorized_client) to an
+        // authenticated client; a public client, which anyone may name, hears 200 and learns nothing of the token.
+        revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => revocationAllowed(client, token.clientId, errors) },
         rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: loggedOutPage },
+        // OpenID Back-Channel Logout 1.0: registration takes backchannel_logout_uri; delivery is core/oauth/backchannel-logout.ts.
+        backchannelLogout: { enabled: true },
         deviceFlow: { enabled: true, userCodeInputSource: deviceCodePage, userCodeConfirmSource: deviceConfirmPage, successSource: deviceSuccessPage },
         // RFC 7591 registration, only with the initial access token OAUTH_REGISTRATION_TOKEN.
         registration: { enabled: options.registrationToken !== undefined, initialAccessToken: options.registrationToken ?? false } as NonNullable<Configuration['features']>['registration'],
-        // Apps' access tokens are JWTs (RFC 9068) for the service's own resource: the issuer. A token
-        // without an audience (only good at userinfo) would be opaque; routes/oauth answers userinfo
+        // Apps' access tokens are JWTs (RFC 9068). Their resource (RFC 8707) is the service's own, the issuer,
+        // with the user scopes, unless the app names a registered API (`resources add`, core/oauth/resource-servers.ts):
+        // then `aud` is the API and the token carries the API's scopes; any other resource is invalid_target.
+        // A token without an audience (only good at userinfo) would be opaque; routes/oauth answers userinfo
         // for these JWTs itself.
         resourceIndicators: {
           enabled: true,
           defaultResource: async () => options.issuer,
           useGrantedResource: async () => true,
-          getResourceServerInfo: async (ctx) => ({
-            scope: userScopesFor(ctx, errors),
-            audience: options.issuer,
-            accessTokenTTL: options.accessTokenTtlSeconds,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: jwk.alg } }
-          })
+          async getResourceServerInfo (ctx, resource) {
+            const format = { accessTokenTTL: options.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: jwk.alg } } } as const
+            if (resource === options.issuer) return { scope: userScopesFor(ctx, errors), audience: options.issuer, ...format }
+            const api = await resourceServers.find(resource)
+            if (api === undefined) throw new errors.InvalidTarget()
+            return { scope: api.scopes.join(' '), audience: api.uri, ...format }
+          }
         }
       },
       async extraTokenClaims (_ctx, token) {
@@ -330,8 +356,10 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         if (grantId !== undefined) return await current.Grant.find(grantId)
         if ((client as unknown as { trusted?: boolean }).trusted !== true) return undefined
         const grant = new current.Grant({ clientId: client.clientId, accountId: session.accountId })
-        grant.addOIDCScope(String(ctx.oidc.params?.scope ?? 'openid'))
-        grant.addResourceScope(options.issuer, String(ctx.oidc.params?.scope ?? 'openid'))
+        const scope = String(ctx.oidc.params?.scope ?? 'openid')
+        grant.addOIDCScope(scope)
+        // Each resource asked for (the issuer by default; a registered API): its tokens carry only that resource's scopes of these.
+        for (const resource of Object.keys(ctx.oidc.resourceServers ?? { [options.issuer]: undefined })) grant.addResourceScope(resource, scope)
         await grant.save()
         return grant
       },
@@ -350,8 +378,15 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {
       return this.clientSecret !== undefined && clientSecretMatches(this.clientSecret, actual)
     }
+    // Every ID token names its session for the app (`sid`, listed in claims_supported), as back-channel logout tokens do.
+    provider.Client.prototype.includeSid = () => true
+    // RP-initiated logout names the grant it ends through the request's provider Session.
+    deps.backchannelLogout.install(provider, (clientId) => ProviderClass.ctx?.oidc?.session?.grantIdFor(clientId))
     provider.use(pinToPublicUrl(options.issuer))
+    provider.use(discoveryForAnyOrigin)
     provider.use(deviceLinkCsp(OAUTH_ROUTES.code_verification))
+    provider.use(formPostCsp(OAUTH_ROUTES.authorization))
+    provider.use(answerAsTheRfcsSay)
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
     provider.use(tieSessions)
@@ -362,7 +397,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   // Built on first use, not at start: its cookie key is read from (or first written to) the store, and a
   // start on a store that cannot be written yet must still serve the rest (the first request gets its 503).
   let cookieKeys: Promise<string[]> | undefined
-  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, kid: string } | undefined
+  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys } | undefined
 
   async function current (): Promise<Provider> {
     cookieKeys ??= deps.cookieKeys().catch((error: unknown) => {
@@ -370,13 +405,13 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       throw error
     })
     const keys = await cookieKeys
-    const kid = accessTokens.signingJwk.kid
-    if (built?.kid !== kid) {
+    const signingKeys = await accessTokens.providerKeys()
+    if (built?.signingKeys !== signingKeys) {
       // Loaded on first use: the start stays quick, and Node 20 hears oidc-provider's "Unsupported runtime"
       // only when an app first signs in (never beside a setting's one-line refusal at start).
       providerModule = await import('oidc-provider')
-      const provider = build(providerModule, keys)
-      built = { provider, callback: provider.callback(), kid }
+      const provider = build(providerModule, keys, signingKeys)
+      built = { provider, callback: provider.callback(), signingKeys }
     }
     return built.provider
   }

@@ -1,4 +1,4 @@
-import type { AccountStore, SessionState } from '../../db/store.js'
+import type { AccountStore, RevocationRecord, SessionState } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Logger } from '../logger.js'
 import { runPeriodically } from '../periodic.js'
@@ -24,6 +24,11 @@ export interface Revocations {
    * rows of that time may be gone (pruned), so anything kept of any user may be out of date.
    */
   onUserChange (listener: (userId: number | undefined) => void): void
+  /**
+   * Tells `listener` every session-revocation row read from the log after the call (a row may come again
+   * when a gap in the log is read twice): core/oauth/backchannel-logout.ts tells apps of their grants' end.
+   */
+  onSessionRevoked (listener: (row: RevocationRecord) => void): void
   readonly set: RevocationSet
 }
 
@@ -73,6 +78,7 @@ export async function createRevocations ({ store, clock, log }: RevocationsDepen
   let lastSyncAt = -Infinity
   const userChangeListeners: Array<(userId: number | undefined) => void> = []
   const userChanged = (userId: number | undefined) => { for (const listener of userChangeListeners) listener(userId) }
+  const sessionRevokedListeners: Array<(row: RevocationRecord) => void> = []
 
   async function sync (trustGaps = false): Promise<void> {
     const startedAt = clock.now()
@@ -82,7 +88,10 @@ export async function createRevocations ({ store, clock, log }: RevocationsDepen
     for (;;) {
       const rows = await store.readRevocations(after, since, PAGE_SIZE)
       set.apply(rows, startedAt, { trustGaps })
-      for (const row of rows) if (row.sessionId === null) userChanged(row.userId)
+      for (const row of rows) {
+        if (row.sessionId === null) userChanged(row.userId)
+        else for (const listener of sessionRevokedListeners) listener(row)
+      }
       if (rows.length < PAGE_SIZE) break
       after = rows[rows.length - 1].seq
     }
@@ -122,6 +131,7 @@ export async function createRevocations ({ store, clock, log }: RevocationsDepen
     catchUp,
     isFresh,
     onUserChange (listener) { userChangeListeners.push(listener) },
+    onSessionRevoked (listener) { sessionRevokedListeners.push(listener) },
     set
   }
 

@@ -36,14 +36,16 @@ export type LoginResponseBody = Static<typeof LoginResponse.header> | Static<typ
 
 export const AccessTokenResponse = Type.Object({ accessToken: Token })
 
-/** One public signing key as RFC 7517 writes it. */
+/** One public signing key as RFC 7517 writes it: an Ed25519 or P-256 key (crv, x, y), or an RSA key (n, e). */
 export const PublicJwk = Type.Object({
   kty: Type.String(),
-  crv: Type.String(),
-  x: Type.String(),
+  crv: Type.Optional(Type.String()),
+  x: Type.Optional(Type.String()),
   y: Type.Optional(Type.String()),
+  n: Type.Optional(Type.String()),
+  e: Type.Optional(Type.String()),
   kid: Type.String(),
-  alg: Type.Union([Type.Literal('EdDSA'), Type.Literal('ES256')]),
+  alg: Type.Union([Type.Literal('EdDSA'), Type.Literal('ES256'), Type.Literal('RS256')]),
   use: Type.Literal('sig')
 })
 export type PublicJwkType = Static<typeof PublicJwk>

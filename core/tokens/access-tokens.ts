@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { nowSeconds } from '../clock.js'
 import { InvalidTokenError, TokenExpiredError } from '../errors.js'
-import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions, type SigningJwk } from './key-ring.js'
+import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions, type ProviderKeys } from './key-ring.js'
 import type { PublicKeyDescription } from './keys.js'
 
 /** What a verified access token says: whose it is and which session issued it. */
@@ -27,10 +27,12 @@ export interface AccessTokens {
    * (verify then says why). The request path's way to skip a promise when it can.
    */
   verifiedBefore (token: string): AccessTokenClaims | undefined
-  /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies. */
+  /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies one. */
   readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
-  /** The newest key as a private JWK: the OAuth provider signs with it (core/oauth/provider.ts). */
-  readonly signingJwk: SigningJwk
+  /** The JWKS as /.well-known/jwks.json serves it: with the ID tokens' RS256 key, made first if need be (core/tokens/key-ring.ts). */
+  publishedJwks (): Promise<{ keys: Array<PublicKeyDescription['publicJwk']> }>
+  /** The keys the OAuth provider signs and verifies with (core/oauth/provider.ts); the same object until they change. */
+  providerKeys (): Promise<ProviderKeys>
   /** Reads the keys from the store again (a key added by another instance or the admin command). */
   reloadKeys (): Promise<void>
 }
@@ -118,9 +120,8 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
     get jwks () {
       return keyRing.jwks
     },
-    get signingJwk () {
-      return keyRing.signingJwk
-    },
+    publishedJwks: () => keyRing.publishedJwks(),
+    providerKeys: () => keyRing.providerKeys(),
     reloadKeys: () => keyRing.reload(),
     close: () => keyRing.close()
   }

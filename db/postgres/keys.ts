@@ -1,6 +1,6 @@
 import type { SigningKeysStore } from '../store.js'
-import { and, count, eq, sql } from 'drizzle-orm'
-import type { SigningKeyRecord } from '../store.js'
+import { and, count, eq, inArray, sql } from 'drizzle-orm'
+import type { SigningKeyAlgorithm, SigningKeyRecord } from '../store.js'
 import { signingKeys } from './schema.js'
 import type { PostgresConnection } from './connection.js'
 
@@ -11,13 +11,13 @@ export function keysQueries (c: PostgresConnection): SigningKeysStore {
       return c.run(() => c.db.select().from(signingKeys).orderBy(signingKeys.createdAt))
     },
 
-    async addSigningKey (key: SigningKeyRecord, options: { onlyIfNone?: boolean } = {}) {
+    async addSigningKey (key: SigningKeyRecord, { onlyIfNoneOf }: { onlyIfNoneOf?: readonly SigningKeyAlgorithm[] } = {}) {
       await c.run(() => c.transaction(async (tx) => {
         // Instances starting together serialise here (the lock ends with the transaction), so with
-        // onlyIfNone the first key stored is the only one.
+        // onlyIfNoneOf the first key of its kind stored is the only one.
         await tx.execute(sql`select pg_advisory_xact_lock(hashtext('account-service signing keys ' || current_schema()))`)
-        if (options.onlyIfNone === true) {
-          const [{ keys }] = await tx.select({ keys: count() }).from(signingKeys)
+        if (onlyIfNoneOf !== undefined) {
+          const [{ keys }] = await tx.select({ keys: count() }).from(signingKeys).where(inArray(signingKeys.algorithm, [...onlyIfNoneOf]))
           if (keys > 0) return
         }
         await tx.insert(signingKeys).values(key)

@@ -1,6 +1,6 @@
 import type { SigningKeysStore } from '../store.js'
-import { and, eq } from 'drizzle-orm'
-import type { SigningKeyRecord } from '../store.js'
+import { and, count, eq, inArray } from 'drizzle-orm'
+import type { SigningKeyAlgorithm, SigningKeyRecord } from '../store.js'
 import { signingKeys } from './schema.js'
 import type { SqliteConnection } from './connection.js'
 
@@ -11,9 +11,10 @@ export function keysQueries (c: SqliteConnection): SigningKeysStore {
       return c.run(() => c.db.select().from(signingKeys).orderBy(signingKeys.createdAt).all())
     },
 
-    async addSigningKey (key: SigningKeyRecord, options: { onlyIfNone?: boolean } = {}) {
+    async addSigningKey (key: SigningKeyRecord, { onlyIfNoneOf }: { onlyIfNoneOf?: readonly SigningKeyAlgorithm[] } = {}) {
       c.run(() => c.db.transaction((tx) => {
-        if (options.onlyIfNone === true && (c.statements.signingKeyCount.get()?.keys ?? 0) > 0) return
+        if (onlyIfNoneOf !== undefined &&
+          (tx.select({ keys: count() }).from(signingKeys).where(inArray(signingKeys.algorithm, [...onlyIfNoneOf])).get()?.keys ?? 0) > 0) return
         tx.insert(signingKeys).values(key).run()
       }, { behavior: 'immediate' }))
     },

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3'
-import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
-import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
+import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
 export const SESSION_ROW_GRACE_MS = 60_000
@@ -112,7 +112,6 @@ export function prepareStatements (db: Db) {
       .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)))
       .limit(1).prepare(),
     anyFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).limit(1).prepare(),
-    signingKeyCount: db.select({ keys: count() }).from(signingKeys).prepare(),
     // Polled by every instance a few times a second: a range of the primary key. A user-change row (no
     // session) is read whatever its time: the database stamps it (migration 0014), not the app's clock.
     revocationsAfter: db.select().from(revocations)

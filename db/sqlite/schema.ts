@@ -74,7 +74,7 @@ export const oneTimeTokens = sqliteTable('one_time_tokens', {
 
 export const signingKeys = sqliteTable('signing_keys', {
   kid: text('kid').primaryKey(),
-  algorithm: text('algorithm', { enum: ['EdDSA', 'ES256'] }).notNull(),
+  algorithm: text('algorithm', { enum: ['EdDSA', 'ES256', 'RS256'] }).notNull(),
   publicKeyPem: text('public_key_pem').notNull(),
   /** PKCS#8 PEM, or its sealed form with SIGNING_KEY_ENCRYPTION_KEY; null once the key is retired. */
   privateKeyPem: text('private_key_pem'),

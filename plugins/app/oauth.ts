@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { currentDate } from '../../core/clock.js'
 import { createApps, type Apps } from '../../core/oauth/apps.js'
+import { createBackchannelLogout } from '../../core/oauth/backchannel-logout.js'
 import { createClientTokenStatus } from '../../core/oauth/client-token-status.js'
 import { loadCookieKeys, sealCookieKey } from '../../core/oauth/cookie-keys.js'
 import { createGrantSessions, type GrantSessions } from '../../core/oauth/grant-sessions.js'
@@ -34,7 +35,10 @@ export default fp<OAuthPluginOptions>(async (fastify, { signingKeyEncryptionKey,
   fastify.decorate('grantSessions', grantSessions)
   const providerSessions = createProviderSessions({ store, securityEvents: fastify.securityEvents, clock })
   const clientTokens = createClientTokenStatus({ store, clock })
-  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, providerSessions, clientTokens, clock, log, cookieKeys: () => loadCookieKeys(store, sealer) }, options)
+  // The provider is built on first use; the logout tokens are signed by the one current when a grant ends.
+  const backchannelLogout = createBackchannelLogout({ store, provider: async () => await oauth.current(), clock, log })
+  revocations.onSessionRevoked((row) => { backchannelLogout.sessionRevoked(row) })
+  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, providerSessions, clientTokens, clock, log, cookieKeys: () => loadCookieKeys(store, sealer), backchannelLogout }, options)
   fastify.decorate('oauth', oauth)
   fastify.decorate('apps', createApps({ store, grantSessions, revokeGrant: oauth.revokeGrant, securityEvents: fastify.securityEvents, clock }))
 }, { name: 'oauth', dependencies: ['store', 'tokens', 'status-list', 'clock', 'security-events'] })

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../core/config.js'
 import { pageCsp, PAGE_CSP_DIRECTIVES } from '../../plugins/external/helmet.js'
+import { OAUTH_ROUTES } from '../../core/oauth/provider.js'
 import { routeContextFor } from '../context.js'
 import interactionRoutes from './interactions.js'
 
@@ -27,6 +28,9 @@ function tokenRequestClient (request: FastifyRequest): string {
 
 /** The largest form oidc-provider reads; a bigger token request is refused before it is buffered whole. */
 const TOKEN_BODY_LIMIT = 56 * 1024
+
+/** The largest authorization or logout form: it goes on as a query, which must fit in a request line (Node takes 16 KiB of headers). */
+const FORM_BODY_LIMIT = 8 * 1024
 
 /**
  * The OAuth 2.1 / OpenID provider's routes. Its protocol endpoints (/oauth/*, the discovery document)
@@ -74,6 +78,32 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
       config: { rateLimit: { max: config.rateLimit.oauthTokenMax, keyGenerator: tokenRequestClient, hook: 'preHandler' } },
       handler: forward
     })
+  })
+
+  // OpenID Connect Core §3.1.2.1 and RP-Initiated Logout §2: the authorization and logout endpoints take POST too.
+  // oidc-provider serves POST there only with SameSite=None session cookies (a browser drops those on plain http,
+  // and they would go with every other site's requests); instead the form is answered 303 to the same endpoint with
+  // its parameters as the query, which the browser follows as a top-level GET carrying the Lax cookies.
+  await fastify.register(async (forms) => {
+    forms.removeAllContentTypeParsers()
+    forms.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => { done(null, body) })
+    forms.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
+    for (const url of [OAUTH_ROUTES.authorization, OAUTH_ROUTES.end_session]) {
+      forms.route({
+        method: 'POST',
+        url,
+        schema: { hide: true },
+        async handler (request, reply) {
+          if (!Buffer.isBuffer(request.body)) {
+            await reply.code(400).send({ error: 'invalid_request', error_description: 'the parameters are posted as application/x-www-form-urlencoded' })
+            return
+          }
+          const query = new URLSearchParams(request.url.split('?')[1] ?? '')
+          for (const [name, value] of new URLSearchParams(request.body.toString())) query.append(name, value)
+          await reply.header('cache-control', 'no-store').redirect(`${url}?${query.toString()}`, 303)
+        }
+      })
+    }
   })
 
   await fastify.register(async (pages) => {

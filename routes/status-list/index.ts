@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { STATUS_LIST_MAX } from '../../core/revocations/status-list.js'
 import { errorResponses } from '../../core/schemas/errors.js'
+import { answerAnyOrigin, PUBLIC_DOCUMENT_CONFIG } from '../public-documents.js'
 
 const StatusListParams = Type.Object({ list: Type.Integer({ minimum: 1, maximum: STATUS_LIST_MAX }) })
 
@@ -24,13 +25,13 @@ const statusListRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         304: { description: 'The list named by If-None-Match is still the current one', type: 'null' },
         ...errorResponses(400)
       }
-    }
+    },
+    config: PUBLIC_DOCUMENT_CONFIG
   }, function sendStatusList (request, reply) {
     // Synchronous (the list is signed ahead, from memory): no promise per poll of a resource server.
     const signed = statusList.signed(request.params.list)
-    reply.header('access-control-allow-origin', '*')
+    answerAnyOrigin(reply)
       .header('access-control-expose-headers', 'ETag')
-      .header('cross-origin-resource-policy', 'cross-origin')
       .header('cache-control', cacheControl)
       .header('etag', signed.etag)
     if (request.headers['if-none-match'] === signed.etag) reply.code(304).send()

@@ -32,7 +32,7 @@ t.test('discovery names the issuer (PUBLIC_URL) and the endpoints; PKCE is S256 
   t.ok(discovery.revocation_endpoint)
   t.ok(discovery.end_session_endpoint)
   t.equal(discovery.registration_endpoint, undefined, 'no dynamic registration without OAUTH_REGISTRATION_TOKEN')
-  t.same(discovery.id_token_signing_alg_values_supported, ['EdDSA'])
+  t.same(discovery.id_token_signing_alg_values_supported, ['RS256', 'EdDSA'])
   t.same(discovery.scopes_supported.sort(), ['email', 'offline_access', 'openid', 'profile'])
 })
 
@@ -260,16 +260,17 @@ t.test('GET /auth/apps lists the app with its scopes; DELETE revokes it and reco
   t.ok(events.includes('oauth_consent_granted') && events.includes('oauth_consent_revoked'), `events: ${events.join(', ')}`)
 })
 
-t.test('after the signing key rotates, ID tokens are signed by the new key, and both verify with the one JWKS', async (t) => {
+t.test('after the signing keys rotate, ID tokens and access tokens are signed by the new keys, and all verify with the one JWKS', async (t) => {
   const { server, baseUrl, config, tokens } = await signedInApp(t)
   const before = decodeProtectedHeader(tokens.id_token as string).kid
-  const { rotateSigningKey } = await import('../../core/tokens/keys.js')
-  await rotateSigningKey(server.store, { sealer: undefined, now: new Date() })
+  const { rotateSigningKeys } = await import('../../core/tokens/keys.js')
+  const [service, rs256] = await rotateSigningKeys(server.store, { sealer: undefined, now: new Date() })
   await server.accessTokens.reloadKeys()
   const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string)
   const after = decodeProtectedHeader(refreshed.id_token as string).kid
   t.not(after, before, 'signed by the new key')
-  t.equal(decodeProtectedHeader(refreshed.access_token).kid, after, 'the access token too')
+  t.equal(after, rs256.kid, 'the new RS256 key')
+  t.equal(decodeProtectedHeader(refreshed.access_token).kid, service.kid, 'the access token by the new key of the service')
   const jwks = createLocalJWKSet(await (await fetch(`${baseUrl}/.well-known/jwks.json`)).json())
   await jwtVerify(refreshed.id_token as string, jwks)
   await jwtVerify(tokens.id_token as string, jwks)

@@ -46,8 +46,8 @@ t.test('revoking a client-credentials token (RFC 7009) makes it inactive at intr
   t.equal(await statusBit(revoked), 0)
 
   const other = await relyingParty(baseUrl, await addClient(server, { name: 'Other', grants: ['client_credentials'], redirectUris: [] }))
-  await client.tokenRevocation(other, revoked)
-  t.match(await client.tokenIntrospection(config, revoked), { active: true }, 'another client cannot revoke it')
+  t.equal(await oauthErrorOf(client.tokenRevocation(other, revoked)), 'unauthorized_client', 'another client cannot revoke it (RFC 7009 §2.1)')
+  t.match(await client.tokenIntrospection(config, revoked), { active: true }, 'it stays active')
 
   await client.tokenRevocation(config, revoked)
   t.match(await client.tokenIntrospection(config, revoked), { active: false }, 'inactive at introspection')

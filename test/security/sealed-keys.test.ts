@@ -112,10 +112,11 @@ t.test('keys rotate through the CLI seals the new key with SIGNING_KEY_ENCRYPTIO
   const rotated = spawnSync(process.execPath, [CLI, 'keys', 'rotate', '--json'], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 })
   t.equal(rotated.status, 0, rotated.stderr)
   t.notMatch(rotated.stdout, /PRIVATE|sealed:/, 'never the private key')
-  const newKid = JSON.parse(rotated.stdout).kid
-  const [old, added] = await storedKeys(server)
-  t.equal(added.kid, newKid)
+  const [newKid, newRs256Kid] = JSON.parse(rotated.stdout).map((key: { kid: string }) => key.kid)
+  const [old, added, addedRs256] = await storedKeys(server)
+  t.same([added.kid, addedRs256.kid], [newKid, newRs256Kid])
   t.match(added.privateKeyPem, /^sealed:v1:/, 'the new key is stored sealed')
+  t.match(addedRs256.privateKeyPem, /^sealed:v1:/, 'and the new RS256 key')
   t.equal(old.privateKeyPem, null, 'the old key\'s private half is deleted')
 
   await server.accessTokens.reloadKeys()
@@ -126,5 +127,5 @@ t.test('keys rotate through the CLI seals the new key with SIGNING_KEY_ENCRYPTIO
 
   const listed = spawnSync(process.execPath, [CLI, 'keys', 'list'], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 })
   t.equal(listed.status, 0, listed.stderr)
-  t.match(listed.stdout, new RegExp(`^${old.kid}  EdDSA  \\S+\\n${newKid}  EdDSA  \\S+  \\(signs\\)\\n$`), 'keys list works with sealed keys')
+  t.match(listed.stdout, new RegExp(`^${old.kid}  EdDSA  \\S+\\n${newKid}  EdDSA  \\S+  \\(signs\\)\\n${newRs256Kid}  RS256  \\S+  \\(signs\\)\\n$`), 'keys list works with sealed keys')
 })

@@ -17,11 +17,17 @@ async function jwksKids (server: FastifyInstance): Promise<string[]> {
   return (await server.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json().keys.map((key: { kid: string }) => key.kid)
 }
 
+/** The kids of the service's keys in the JWKS (beside them, the RS256 key of ID tokens). */
+async function serviceKids (server: FastifyInstance): Promise<string[]> {
+  const { keys } = (await server.inject({ method: 'GET', url: '/.well-known/jwks.json' })).json()
+  return keys.filter((key: { alg: string }) => key.alg !== 'RS256').map((key: { kid: string }) => key.kid)
+}
+
 async function read (server: FastifyInstance, userId: number, accessToken: string) {
   return await server.inject({ method: 'GET', url: `/users/${userId}`, headers: { authorization: `Bearer ${accessToken}` } })
 }
 
-t.test('after a rotation the new key signs, the old key verifies its tokens until they expire, and the JWKS lists both until then', async (t) => {
+t.test('after a rotation the new key signs, the old key verifies its tokens until they expire, and the JWKS lists it until its ID tokens have expired too', async (t) => {
   const clock = testClock()
   const server = await build(t, { variant, env: { ACCESS_TOKEN_TTL: '2s' }, clock })
   const before = await loggedInUser(server, variant)
@@ -35,14 +41,18 @@ t.test('after a rotation the new key signs, the old key verifies its tokens unti
   const after = await logIn(server, variant, before.user)
   t.equal(decodePart(after.accessToken, 0).kid, rotated.kid, 'the new key signs')
   t.not(rotated.kid, oldKid)
-  t.same((await jwksKids(server)).sort(), [oldKid, rotated.kid].sort(), 'the JWKS lists both')
+  t.same((await serviceKids(server)).sort(), [oldKid, rotated.kid].sort(), 'the JWKS lists both')
   t.equal((await read(server, before.user.id, before.accessToken)).statusCode, 200, 'a token of the old key still verifies')
 
-  clock.advance(3000) // ACCESS_TOKEN_TTL + 1 s leeway: every token of the old key has expired
-  t.same(await jwksKids(server), [rotated.kid], 'the old key left the JWKS')
+  clock.advance(3000) // ACCESS_TOKEN_TTL + 1 s leeway: every access token of the old key has expired
   // A token made now with the retired key (say, leaked from an old backup) is refused although its claims are valid.
   const lateForgery = createSigner({ key: oldPrivateKeyPem, algorithm: 'EdDSA', kid: oldKid })(validClaims(before))
   assertError(t, await read(server, before.user.id, lateForgery), 401, 'INVALID_TOKEN')
+  t.same((await serviceKids(server)).sort(), [oldKid, rotated.kid].sort(), 'still published: an ID token it signed lives an hour')
+  clock.advance(3_600_000 + 1000 - 3000 - 1)
+  t.same((await serviceKids(server)).sort(), [oldKid, rotated.kid].sort(), 'at an hour and a second less 1 ms')
+  clock.advance(1)
+  t.same(await serviceKids(server), [rotated.kid], 'the old key left the JWKS an hour and a second after its successor came')
 })
 
 t.test('a key retires exactly ACCESS_TOKEN_TTL + 1 s after its successor arrived', async (t) => {
@@ -106,7 +116,7 @@ t.test('SIGNING_KEY_ROTATE_AFTER rotates the key by age', async (t) => {
   t.equal((await read(server, session.user.id, session.accessToken)).statusCode, 200, 'the first key still verifies its unexpired tokens')
 })
 
-t.test('with JWT_PRIVATE_KEY the configured key alone signs and verifies', async (t) => {
+t.test('with JWT_PRIVATE_KEY the configured key alone signs and verifies the service\'s tokens', async (t) => {
   const { generateKeyPairSync } = await import('node:crypto')
   const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' }).toString()
   const server = await build(t, { variant, env: { JWT_PRIVATE_KEY: pem } })
@@ -114,5 +124,6 @@ t.test('with JWT_PRIVATE_KEY the configured key alone signs and verifies', async
   await rotateSigningKey(server.store)
   await server.accessTokens.reloadKeys()
   t.equal(decodePart((await logIn(server, variant, session.user)).accessToken, 0).kid, decodePart(session.accessToken, 0).kid)
-  t.equal((await jwksKids(server)).length, 1)
+  t.equal((await serviceKids(server)).length, 1)
+  t.equal((await jwksKids(server)).length, 2, 'beside it, the store\'s RS256 key of ID tokens')
 })
