@@ -8,6 +8,7 @@ import { RouteNotFoundError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
+import type { UserCache } from '../users/user-cache.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
@@ -15,7 +16,7 @@ import { clientSecretMatches } from './clients.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
-import { structuredTokens } from './structured-tokens.js'
+import { appTokenChecks, structuredTokens, type AppTokenChecks } from './structured-tokens.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
@@ -56,7 +57,7 @@ export interface OAuthProviderOptions {
 
 export interface OAuthProviderDependencies {
   store: AccountStore
-  accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks'>
+  accessTokens: Pick<AccessTokens, 'signingJwk' | 'jwks' | 'appTokenVerifier'>
   statusLists: Pick<StatusLists, 'claim'>
   grantSessions: GrantSessions
   /** Ties the provider's browser sessions to the service sessions that signed them in (core/oauth/provider-sessions.ts). */
@@ -67,6 +68,8 @@ export interface OAuthProviderDependencies {
   log: Logger
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
   cookieKeys (): Promise<string[]>
+  /** The users kept in memory (core/users/user-cache.ts): userinfo reads them as GET /users/:id does. */
+  users: Pick<UserCache, 'findWithEmailVerified'>
 }
 
 export interface OAuthProvider {
@@ -84,6 +87,8 @@ export interface OAuthProvider {
   statusIndexOf (grantId: string): Promise<number | undefined>
   /** Ends a grant: its session (the status bit), refresh tokens and codes. */
   revokeGrant (grantId: string): Promise<void>
+  /** Whether an app's access token holds and what userinfo answers for it (routes/oauth serves userinfo's common case with it). */
+  appTokens: AppTokenChecks
 }
 
 /** The claims of each scope; preferred_username only where usernames exist (the cookie variant). */
@@ -162,12 +167,18 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     return index
   }
 
-  async function userOf (sub: string): Promise<UserRecord | undefined> {
+  /** The user id a `sub` names; undefined for anything that is not one. */
+  function userIdOf (sub: string): number | undefined {
     const id = Number(sub)
-    return /^[1-9][0-9]*$/.test(sub) && Number.isSafeInteger(id) ? await store.findUserById(id) : undefined
+    return /^[1-9][0-9]*$/.test(sub) && Number.isSafeInteger(id) ? id : undefined
   }
 
-  function claimsOfUser (user: UserRecord): Record<string, unknown> & { sub: string } {
+  async function userOf (sub: string): Promise<UserRecord | undefined> {
+    const id = userIdOf(sub)
+    return id === undefined ? undefined : await store.findUserById(id)
+  }
+
+  function claimsOfUser (user: Pick<UserRecord, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username'>): Record<string, unknown> & { sub: string } {
     return {
       sub: String(user.id),
       email: user.email,
@@ -181,21 +192,24 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const scopeClaims = claimsOf(options.variant) as Record<string, string[]>
   const adapter = new Adapter('Grant')
   const revokeGrant = (grantId: string) => adapter.revokeByGrantId(grantId)
-  const answerStructuredTokens = structuredTokens({
-    accessTokens,
+  const appTokens = appTokenChecks({
+    appTokens: accessTokens.appTokenVerifier(options.issuer),
     grantSessions,
     clientTokens,
-    issuer: options.issuer,
-    userinfoPath: OAUTH_ROUTES.userinfo,
-    revokeGrant,
     async userinfo (sub, scopes) {
-      const user = await userOf(sub)
-      if (user === undefined) return undefined
-      const claims = claimsOfUser(user)
-      const allowed = new Set([...scopes].flatMap(scope => scopeClaims[scope] ?? []))
-      return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || allowed.has(name)))
+      const id = userIdOf(sub)
+      const kept = id === undefined ? undefined : await deps.users.findWithEmailVerified(id)
+      if (kept === undefined) return undefined
+      const claims = claimsOfUser({ ...kept.shown, emailVerified: kept.emailVerified })
+      const answer: Record<string, unknown> = { sub: claims.sub }
+      for (const scope of scopes) {
+        const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
+        for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
+      }
+      return answer
     }
   })
+  const answerStructuredTokens = structuredTokens({ checks: appTokens, clientTokens, revokeGrant })
 
   /** A path or method the provider does not serve: 404 in the service's error shape, not Koa's plain "Not Found". */
   async function answerUnknownPaths (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
@@ -395,6 +409,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       Promise.resolve(built.callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
     },
     statusIndexOf,
-    revokeGrant
+    revokeGrant,
+    appTokens
   }
 }

@@ -1,6 +1,5 @@
-import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import type { KoaContextWithOIDC } from 'oidc-provider'
-import type { AccessTokens } from '../tokens/access-tokens.js'
+import type { AppTokenPayload, AppTokenVerifier } from '../tokens/access-tokens.js'
 import type { StatusClaim } from '../revocations/status-lists.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
@@ -13,66 +12,46 @@ import type { GrantSessions } from './grant-sessions.js'
  * signature, issuer, audience, type and expiry are checked, and its grant must still hold (a revoked
  * grant or an ended user is the status list's bit, the same fact). Revoking one revokes its grant; a
  * client-credentials token, which has none, has a status entry of its own (core/oauth/client-token-status.ts).
+ * The checks of a token are appTokenChecks, the one place that says whether a token holds: this
+ * middleware and the userinfo route of routes/oauth (the common case, served without the provider) call it.
  */
 
 /** The claims of an app's access token as the provider signs them (core/oauth/provider.ts). */
-export interface AppTokenClaims extends JWTPayload {
-  sub: string
-  client_id: string
-  scope?: string
-  grant_id?: string
-  status?: StatusClaim
-}
+export type AppTokenClaims = AppTokenPayload & { status?: StatusClaim }
 
-export interface StructuredTokenDependencies {
-  accessTokens: Pick<AccessTokens, 'jwks'>
+export interface AppTokenCheckDependencies {
+  /** The verifier of the service's signing keys for app tokens (core/tokens/access-tokens.ts appTokenVerifier). */
+  appTokens: AppTokenVerifier
   grantSessions: Pick<GrantSessions, 'isLive'>
   /** Client-credentials tokens' own status entries: whether one is revoked, and revoking it. */
   clientTokens: Pick<ClientTokenStatus, 'isLive' | 'revoke'>
   /** The userinfo claims of a user for these scopes; undefined when the user is gone. */
   userinfo (sub: string, scopes: Set<string>): Promise<Record<string, unknown> | undefined>
-  /** Ends a grant: its session, its refresh tokens and codes. */
-  revokeGrant (grantId: string): Promise<void>
-  issuer: string
-  /** The userinfo endpoint's path (core/oauth/provider.ts OAUTH_ROUTES). */
-  userinfoPath: string
 }
 
-type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>
+export interface AppTokenChecks {
+  /** The token's claims when it is an app's access token of ours, unexpired, of a grant (or client token) that still holds. */
+  verified (token: unknown): Promise<AppTokenClaims | undefined>
+  /** Userinfo's claims for an app's token; undefined when the token is not good for userinfo. */
+  userinfoOf (token: string | undefined): Promise<Record<string, unknown> | undefined>
+}
 
-export function structuredTokens (deps: StructuredTokenDependencies): Middleware {
-  const { userinfoPath } = deps
-  let keySet: { kids: string, set: ReturnType<typeof createLocalJWKSet> } | undefined
-
-  /** The token's claims when it is an app's access token of ours, unexpired, of a grant that still holds. */
+/** Whether an app's token holds, and what userinfo answers for it: the one place both userinfo paths ask. */
+export function appTokenChecks (deps: AppTokenCheckDependencies): AppTokenChecks {
   async function verified (token: unknown): Promise<AppTokenClaims | undefined> {
     if (typeof token !== 'string' || token.split('.').length !== 3) return undefined
-    const { jwks } = deps.accessTokens
-    const kids = jwks.keys.map(key => key.kid).join(' ')
-    if (keySet?.kids !== kids) keySet = { kids, set: createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]) }
     try {
-      const { payload } = await jwtVerify<AppTokenClaims>(token, keySet.set, {
-        issuer: deps.issuer,
-        audience: deps.issuer,
-        typ: 'at+jwt',
-        algorithms: ['EdDSA', 'ES256'],
-        requiredClaims: ['sub', 'client_id', 'exp', 'iat', 'jti']
-      })
+      const payload: AppTokenClaims = await deps.appTokens.verify(token)
+      if (typeof payload.jti !== 'string' || (payload.grant_id !== undefined && typeof payload.grant_id !== 'string')) return undefined
       if (payload.grant_id !== undefined && !await deps.grantSessions.isLive(payload.grant_id)) return undefined
       // A client-credentials token (no grant) with a status entry of its own: that entry must not be revoked.
-      if (payload.grant_id === undefined && payload.status !== undefined && !await deps.clientTokens.isLive({ jti: String(payload.jti), status: payload.status })) return undefined
+      if (payload.grant_id === undefined && payload.status !== undefined && !await deps.clientTokens.isLive({ jti: payload.jti, status: payload.status })) return undefined
       return payload
     } catch {
       return undefined
     }
   }
 
-  const bearerOf = (ctx: KoaContextWithOIDC) => {
-    const header = ctx.get('authorization')
-    return header.startsWith('Bearer ') ? header.slice(7) : (ctx.oidc?.params?.access_token as string | undefined)
-  }
-
-  /** Userinfo's claims for an app's JWT; undefined when the token is not good for userinfo. */
   async function userinfoOf (token: string | undefined): Promise<Record<string, unknown> | undefined> {
     const claims = await verified(token)
     // Only a user's token (of a grant) is good for userinfo: a client-credentials token has no user behind it.
@@ -82,18 +61,31 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
     return await deps.userinfo(claims.sub, scopes)
   }
 
+  return { verified, userinfoOf }
+}
+
+export interface StructuredTokenDependencies {
+  checks: AppTokenChecks
+  /** Client-credentials tokens' own status entries: revoking one. */
+  clientTokens: Pick<ClientTokenStatus, 'revoke'>
+  /** Ends a grant: its session, its refresh tokens and codes. */
+  revokeGrant (grantId: string): Promise<void>
+}
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>
+
+export function structuredTokens (deps: StructuredTokenDependencies): Middleware {
+  const { verified, userinfoOf } = deps.checks
+
+  const bearerOf = (ctx: KoaContextWithOIDC) => {
+    const header = ctx.get('authorization')
+    return header.startsWith('Bearer ') ? header.slice(7) : (ctx.oidc?.params?.access_token as string | undefined)
+  }
+
+  // The common case, a server-side app's call with its JWT in the header, is answered before the provider
+  // (routes/oauth/index.ts); what reaches it here (a browser's call, answered with the client's CORS; a
+  // token in the form; a token that does not hold) is answered after oidc-provider's own userinfo.
   return async function answerStructuredTokens (ctx, next) {
-    // The common case first: a server-side app's GET with its JWT in the header is answered here, before
-    // oidc-provider looks the JWT up as an opaque token and builds the error it would answer. A browser's
-    // call (Origin: CORS per client) and anything else goes through oidc-provider.
-    if (ctx.method === 'GET' && ctx.path === userinfoPath && ctx.get('origin') === '' && ctx.get('authorization').startsWith('Bearer ')) {
-      const userinfo = await userinfoOf(bearerOf(ctx))
-      if (userinfo !== undefined) {
-        ctx.set('cache-control', 'no-store')
-        ctx.body = userinfo
-        return
-      }
-    }
     await next()
     const route = ctx.oidc?.route
     const body = ctx.body as { error?: string } | undefined
