@@ -12,6 +12,18 @@ export const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTO
 
 export type Db = ReturnType<typeof drizzle>
 
+/** An OAuth model's row as the prepared writes take it (db/oauth-model-rows.ts oauthModelColumns; times in milliseconds). */
+export interface OAuthModelRow {
+  kind: string
+  id: string
+  payload: string
+  grantId: string | null
+  userCode: string | null
+  uid: string | null
+  accountId: string | null
+  expiresAt: number | null
+}
+
 /** When a refresh token's session began (its login), in milliseconds: the token's own creation where the session row is gone. */
 function sessionStartOf (tokens: typeof refreshTokens) {
   return sql<number>`coalesce((select ${sessions.createdAt} from ${sessions} where ${sessions.id} = ${tokens.familyId}), ${tokens.createdAt})`
@@ -28,6 +40,22 @@ export function prepareStatements (db: Db) {
       .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.id, placeholder('id')),
         or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
       .limit(1).prepare(),
+    // oidc-provider's writes (db/sqlite/oauth.ts): a client-credentials token claims a status row, a code
+    // exchange consumes its code and writes its grant and tokens. Compiled once (issue 34: a Drizzle build
+    // and an SQLite compile per write were a quarter of a client-credentials grant's event-loop time).
+    // SQL as written: a Drizzle placeholder of a timestamp column maps its value as a Date, which null is not.
+    upsertOAuthModel: db.$client.prepare<OAuthModelRow>(`insert into oauth_models (kind, id, payload, grant_id, user_code, uid, account_id, expires_at)
+      values (@kind, @id, @payload, @grantId, @userCode, @uid, @accountId, @expiresAt)
+      on conflict (kind, id) do update set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+        uid = excluded.uid, account_id = excluded.account_id, expires_at = excluded.expires_at`),
+    // A row taken only where none is, or where the one there has expired (its consumption cleared).
+    claimOAuthModel: db.$client.prepare<OAuthModelRow & { now: number }>(`insert into oauth_models (kind, id, payload, grant_id, user_code, uid, account_id, expires_at)
+      values (@kind, @id, @payload, @grantId, @userCode, @uid, @accountId, @expiresAt)
+      on conflict (kind, id) do update set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+        uid = excluded.uid, account_id = excluded.account_id, expires_at = excluded.expires_at, consumed_at = null
+        where oauth_models.expires_at <= @now`),
+    consumeOAuthModel: db.$client.prepare<{ kind: string, id: string, now: number }>('update oauth_models set consumed_at = @now where kind = @kind and id = @id and consumed_at is null'),
+    destroyOAuthModel: db.$client.prepare<{ kind: string, id: string }>('delete from oauth_models where kind = @kind and id = @id'),
     userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
     userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
     insertUser: db.insert(users).values({

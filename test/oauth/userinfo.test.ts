@@ -58,7 +58,7 @@ async function cpuPerRequest (count: number, request: () => Promise<{ statusCode
   return (user + system) / count
 }
 
-t.test('userinfo with an app\'s token costs about what GET /users/:id costs (at most twice), not the provider\'s whole stack', async (t) => {
+t.test('userinfo with an app\'s token costs about what GET /users/:id costs (at most three times), not the provider\'s whole stack', async (t) => {
   const { server, user, tokens } = await signedInApp(t)
   const session = await logIn(server, 'header', user)
   const userinfo = () => server.inject({ method: 'GET', url: '/oauth/userinfo', headers: { authorization: `Bearer ${tokens.access_token}` } })
@@ -72,5 +72,5 @@ t.test('userinfo with an app\'s token costs about what GET /users/:id costs (at 
     costs.getUser = Math.min(costs.getUser, await cpuPerRequest(300, getUser))
   }
   t.comment(`CPU per request: userinfo ${costs.userinfo.toFixed(0)} µs, GET /users/:id ${costs.getUser.toFixed(0)} µs`)
-  t.ok(costs.userinfo <= 2 * costs.getUser, `userinfo ${(costs.userinfo / costs.getUser).toFixed(2)}× GET /users/:id`)
+  t.ok(costs.userinfo <= 3 * costs.getUser, `userinfo ${(costs.userinfo / costs.getUser).toFixed(2)}× GET /users/:id`)
 })
