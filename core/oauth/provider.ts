@@ -16,6 +16,7 @@ import { clientSecretMatches } from './clients.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
+import { EXTERNAL_SIGNING, inPlaceSigningKey } from './signing-key.js'
 import { appTokenChecks, structuredTokens, type AppTokenChecks } from './structured-tokens.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, loggedOutPage, logoutPage } from './provider-pages.js'
 
@@ -244,11 +245,12 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   }
 
-  function build ({ default: ProviderClass, interactionPolicy, errors }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
+  function build ({ default: ProviderClass, interactionPolicy, errors, ExternalSigningKey }: typeof import('oidc-provider'), cookieKeys: string[]): Provider {
     const jwk = accessTokens.signingJwk
     const provider = new ProviderClass(options.issuer, {
       adapter: Adapter,
-      jwks: { keys: [jwk] },
+      // Signed in place, not through WebCrypto (core/oauth/signing-key.ts).
+      jwks: { keys: [inPlaceSigningKey(ExternalSigningKey, jwk)] },
       enabledJWA: { idTokenSigningAlgValues: [jwk.alg] },
       clientDefaults: {
         grant_types: ['authorization_code'],
@@ -287,6 +289,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         Session: options.grantTtlSeconds
       },
       features: {
+        externalSigningSupport: EXTERNAL_SIGNING,
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
         introspection: {
