@@ -1,5 +1,5 @@
 import type { OAuthStore } from '../store.js'
-import { and, eq, gt, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
+import { and, eq, gt, isNull, lte, or, sql } from 'drizzle-orm'
 import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
 import { oauthModels } from './schema.js'
 import type { SqliteConnection } from './connection.js'
@@ -18,11 +18,6 @@ const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModel
 
 /** The OAuth provider's models in the SQLite store (db/store/oauth.ts). Listings are in insertion order: the rowid (db/sqlite/schema.ts). */
 export function oauthQueries (c: SqliteConnection): OAuthStore {
-  const findOne = (kind: string, match: SQL, now: Date) => c.run(() => {
-    const row = c.db.select(recordColumns).from(oauthModels).where(and(eq(oauthModels.kind, kind), match, unexpired(now))).limit(1).get()
-    return row === undefined ? undefined : decodeOAuthModel(row)
-  })
-
   return {
     async upsertOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null) {
       const row = rowOf(kind, id, payload, expiresAt)
@@ -42,11 +37,17 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
     },
 
     async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {
-      return findOne(kind, eq(oauthModels.userCode, userCode), now)
+      return c.run(() => {
+        const row = c.statements.oauthModelByUserCode.get({ kind, userCode, now: now.getTime() })
+        return row === undefined ? undefined : decodeOAuthModel(row)
+      })
     },
 
     async findOAuthModelByUid (kind: string, uid: string, now: Date) {
-      return findOne(kind, eq(oauthModels.uid, uid), now)
+      return c.run(() => {
+        const row = c.statements.oauthModelByUid.get({ kind, uid, now: now.getTime() })
+        return row === undefined ? undefined : decodeOAuthModel(row)
+      })
     },
 
     async consumeOAuthModel (kind: string, id: string, now: Date) {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, exists, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
 import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, signingKeys, totpCredentials, users, passkeys } from './schema.js'
@@ -56,6 +56,26 @@ export function prepareStatements (db: Db) {
         where oauth_models.expires_at <= @now`),
     consumeOAuthModel: db.$client.prepare<{ kind: string, id: string, now: number }>('update oauth_models set consumed_at = @now where kind = @kind and id = @id and consumed_at is null'),
     destroyOAuthModel: db.$client.prepare<{ kind: string, id: string }>('delete from oauth_models where kind = @kind and id = @id'),
+    // A provider Session by its uid (every authorization and code exchange), a device code by its user code.
+    oauthModelByUid: db.select({ id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt })
+      .from(oauthModels)
+      .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.uid, placeholder('uid')),
+        or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
+      .limit(1).prepare(),
+    oauthModelByUserCode: db.select({ id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt })
+      .from(oauthModels)
+      .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.userCode, placeholder('userCode')),
+        or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
+      .limit(1).prepare(),
+    // A user's sessions with a live refresh token, newest first: GET /auth/sessions, and the provider Session's
+    // check that its service session still holds (core/oauth/provider-sessions.ts, every code exchange).
+    liveSessionsOfUser: db.select().from(sessions)
+      .where(and(eq(sessions.userId, placeholder('userId')), exists(db.select({ one: sql`1` }).from(refreshTokens).where(and(
+        eq(refreshTokens.familyId, sessions.id),
+        isNull(refreshTokens.revokedAt),
+        gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)
+      )))))
+      .orderBy(desc(sessions.createdAt)).prepare(),
     userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
     userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
     insertUser: db.insert(users).values({
