@@ -8,7 +8,7 @@ import { RouteNotFoundError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
-import type { UserCache } from '../users/user-cache.js'
+import type { KeptUser, UserCache } from '../users/user-cache.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
@@ -70,7 +70,7 @@ export interface OAuthProviderDependencies {
   /** The keys that sign the provider's cookies, shared by every instance (core/oauth/cookie-keys.ts). */
   cookieKeys (): Promise<string[]>
   /** The users kept in memory (core/users/user-cache.ts): userinfo reads them as GET /users/:id does. */
-  users: Pick<UserCache, 'findWithEmailVerified'>
+  users: Pick<UserCache, 'findWithEmailVerified' | 'peekWithEmailVerified'>
 }
 
 export interface OAuthProvider {
@@ -193,6 +193,18 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const scopeClaims = claimsOf(options.variant) as Record<string, string[]>
   const adapter = new Adapter('Grant')
   const revokeGrant = (grantId: string) => adapter.revokeByGrantId(grantId)
+
+  /** A user's claims for these scopes: `sub` and each scope's (claimsOf). */
+  function userinfoClaims (kept: KeptUser, scopes: Set<string>): Record<string, unknown> {
+    const claims = claimsOfUser({ ...kept.shown, emailVerified: kept.emailVerified })
+    const answer: Record<string, unknown> = { sub: claims.sub }
+    for (const scope of scopes) {
+      const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
+      for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
+    }
+    return answer
+  }
+
   const appTokens = appTokenChecks({
     appTokens: accessTokens.appTokenVerifier(options.issuer),
     grantSessions,
@@ -200,14 +212,12 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     async userinfo (sub, scopes) {
       const id = userIdOf(sub)
       const kept = id === undefined ? undefined : await deps.users.findWithEmailVerified(id)
-      if (kept === undefined) return undefined
-      const claims = claimsOfUser({ ...kept.shown, emailVerified: kept.emailVerified })
-      const answer: Record<string, unknown> = { sub: claims.sub }
-      for (const scope of scopes) {
-        const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
-        for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
-      }
-      return answer
+      return kept === undefined ? undefined : userinfoClaims(kept, scopes)
+    },
+    knownUserinfo (sub, scopes) {
+      const id = userIdOf(sub)
+      const kept = id === undefined ? undefined : deps.users.peekWithEmailVerified(id)
+      return kept === undefined ? undefined : userinfoClaims(kept, scopes)
     }
   })
   const answerStructuredTokens = structuredTokens({ checks: appTokens, clientTokens, revokeGrant })

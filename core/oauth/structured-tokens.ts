@@ -22,11 +22,13 @@ export type AppTokenClaims = AppTokenPayload & { status?: StatusClaim }
 export interface AppTokenCheckDependencies {
   /** The verifier of the service's signing keys for app tokens (core/tokens/access-tokens.ts appTokenVerifier). */
   appTokens: AppTokenVerifier
-  grantSessions: Pick<GrantSessions, 'isLive'>
+  grantSessions: Pick<GrantSessions, 'isLive' | 'knownLive'>
   /** Client-credentials tokens' own status entries: whether one is revoked, and revoking it. */
   clientTokens: Pick<ClientTokenStatus, 'isLive' | 'revoke'>
   /** The userinfo claims of a user for these scopes; undefined when the user is gone. */
   userinfo (sub: string, scopes: Set<string>): Promise<Record<string, unknown> | undefined>
+  /** userinfo where memory alone answers it (the user cache); else undefined. */
+  knownUserinfo (sub: string, scopes: Set<string>): Record<string, unknown> | undefined
 }
 
 export interface AppTokenChecks {
@@ -34,6 +36,12 @@ export interface AppTokenChecks {
   verified (token: unknown): Promise<AppTokenClaims | undefined>
   /** Userinfo's claims for an app's token; undefined when the token is not good for userinfo. */
   userinfoOf (token: string | undefined): Promise<Record<string, unknown> | undefined>
+  /**
+   * userinfoOf where memory alone answers (a token verified before, its grant and its user known): the
+   * common case, without a promise. Undefined otherwise, and for a sender-constrained token (cnf), which
+   * only userinfoOf's checks may pass.
+   */
+  knownUserinfoOf (token: string): Record<string, unknown> | undefined
 }
 
 /** Whether an app's token holds, and what userinfo answers for it: the one place both userinfo paths ask. */
@@ -61,7 +69,14 @@ export function appTokenChecks (deps: AppTokenCheckDependencies): AppTokenChecks
     return await deps.userinfo(claims.sub, scopes)
   }
 
-  return { verified, userinfoOf }
+  function knownUserinfoOf (token: string): Record<string, unknown> | undefined {
+    const claims: AppTokenClaims | undefined = deps.appTokens.verifiedBefore(token)
+    if (typeof claims?.grant_id !== 'string' || claims.cnf !== undefined || deps.grantSessions.knownLive(claims.grant_id) !== true) return undefined
+    const scopes = new Set((claims.scope ?? '').split(' '))
+    return scopes.has('openid') ? deps.knownUserinfo(claims.sub, scopes) : undefined
+  }
+
+  return { verified, userinfoOf, knownUserinfoOf }
 }
 
 export interface StructuredTokenDependencies {

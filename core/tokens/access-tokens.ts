@@ -64,6 +64,8 @@ export interface AppTokenPayload {
 export interface AppTokenVerifier {
   /** The token's claims; throws TOKEN_EXPIRED or INVALID_TOKEN. Whether its grant still holds is the caller's check. */
   verify (token: string): Promise<AppTokenPayload>
+  /** The claims of a token verified before and not yet expired, from memory; undefined otherwise (verify says why). */
+  verifiedBefore (token: string): AppTokenPayload | undefined
 }
 
 /** The settings of the access tokens: the key ring's (core/tokens/key-ring.ts), and how many verified tokens to keep. */
@@ -119,11 +121,16 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
     const appVerified = new LRUCache<string, { token: string, payload: AppTokenPayload, goodUntil: number, generation: number }>({ max: options.verifiedTokensMax ?? VERIFIED_TOKENS_MAX })
     // One fast-jwt verifier per key, made at its first app token (the provider signs with the ring's newest key).
     const verifiers = new Map<string, (token: string) => AppTokenPayload>()
+    function appVerifiedBefore (token: string): AppTokenPayload | undefined {
+      const known = appVerified.get(signatureOf(token))
+      return known !== undefined && known.token === token && clock.now() <= known.goodUntil && known.generation === keyRing.generation ? known.payload : undefined
+    }
     return {
+      verifiedBefore: appVerifiedBefore,
       async verify (token) {
+        const known = appVerifiedBefore(token)
+        if (known !== undefined) return known
         const signature = signatureOf(token)
-        const known = appVerified.get(signature)
-        if (known !== undefined && known.token === token && clock.now() <= known.goodUntil && known.generation === keyRing.generation) return known.payload
         const kid = kidOf(token)
         const entry = kid === undefined ? undefined : await keyRing.keyFor(kid)
         const now = clock.now()

@@ -28,6 +28,8 @@ export interface UserCache {
    * unverified email kept for longer than UNVERIFIED_EMAIL_RECHECK_MS is read again from the store.
    */
   findWithEmailVerified (userId: number): Promise<KeptUser | undefined>
+  /** findWithEmailVerified where memory alone answers it; else undefined. */
+  peekWithEmailVerified (userId: number): KeptUser | undefined
   /** How many users are kept. */
   readonly size: number
 }
@@ -74,6 +76,11 @@ export function createUserCache ({ store, revocations, clock = { now: Date.now }
     return keptUser(userId)?.shown
   }
 
+  function peekWithEmailVerified (userId: number): KeptUser | undefined {
+    const known = keptUser(userId)
+    return known !== undefined && (known.emailVerified || clock.now() - known.readAt < UNVERIFIED_EMAIL_RECHECK_MS) ? known : undefined
+  }
+
   async function read (userId: number): Promise<KeptUser | undefined> {
     const dropsBefore = drops
     const readAt = clock.now()
@@ -91,10 +98,9 @@ export function createUserCache ({ store, revocations, clock = { now: Date.now }
       return peek(userId) ?? (await read(userId))?.shown
     },
     async findWithEmailVerified (userId) {
-      const known = keptUser(userId)
-      if (known !== undefined && (known.emailVerified || clock.now() - known.readAt < UNVERIFIED_EMAIL_RECHECK_MS)) return known
-      return await read(userId)
+      return peekWithEmailVerified(userId) ?? await read(userId)
     },
+    peekWithEmailVerified,
     get size () {
       return kept?.size ?? 0
     }
