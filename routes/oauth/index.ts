@@ -95,7 +95,8 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
   await fastify.register(async (protocol) => {
     protocol.removeAllContentTypeParsers()
     protocol.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
-    protocol.route({ method: 'GET', url: '/oauth/userinfo', schema: { hide: true, response: { 200: USERINFO_RESPONSE } }, handler: userinfo })
+    // HEAD goes to the provider, as before (its router answers it).
+    protocol.route({ method: 'GET', url: '/oauth/userinfo', exposeHeadRoute: false, schema: { hide: true, response: { 200: USERINFO_RESPONSE } }, handler: userinfo })
     protocol.route({ method: [...methods], url: '/.well-known/openid-configuration', schema: { hide: true }, handler: forward })
     protocol.route({ method: [...methods], url: '/oauth/*', schema: { hide: true }, handler: forward })
   })
