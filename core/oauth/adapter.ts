@@ -21,7 +21,7 @@ export interface AdapterDependencies {
   grantSessions: GrantSessions
   clock: Clock
   /** Ties each signed-in provider Session to its service session (core/oauth/provider-sessions.ts); without it, Sessions are tied to nothing. */
-  providerSessions?: Pick<ProviderSessions, 'liveSessionOf'>
+  providerSessions?: Pick<ProviderSessions, 'isLive'>
   /** The interaction the current request resumes (oidc-provider's Provider.ctx): the one place a reference is found by (core/oauth/stored-ids.ts). */
   requestInteraction?: () => Record<string, unknown> | undefined
 }
@@ -63,7 +63,7 @@ export function createAdapterClass ({ store, grantSessions, clock, providerSessi
     const grantId = kind === 'Grant' ? record.id : payload.grantId
     if (typeof grantId === 'string' && !await grantSessions.isLive(grantId)) return undefined
     if (kind === 'Session' && providerSessions !== undefined && typeof payload.accountId === 'string' &&
-      await providerSessions.liveSessionOf(String(payload.uid), payload.accountId) === undefined) return undefined
+      !await providerSessions.isLive(String(payload.uid), payload.accountId)) return undefined
     return record.consumedAt === null ? payload : { ...payload, consumed: Math.floor(record.consumedAt.getTime() / 1000) }
   }
 

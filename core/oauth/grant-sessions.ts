@@ -53,19 +53,13 @@ export function clientOfGrantSession (session: Pick<SessionRecord, 'id' | 'userA
 export const VERIFIED_FOR_MS = 5000
 
 export interface GrantSessionsDependencies {
-  store: Pick<AccountStore, 'startSession' | 'claimStatusIndex' | 'highestStatusIndex' | 'revokeFamily' | 'touchSession' | 'findSession' | 'listLiveSessions'>
-  revocations: Pick<Revocations, 'sessionState'>
+  store: Pick<AccountStore, 'startSession' | 'claimStatusIndex' | 'highestStatusIndex' | 'revokeFamily' | 'touchSession'>
+  revocations: Pick<Revocations, 'sessionState' | 'storedSessionState'>
   clock: Clock
 }
 
 export function createGrantSessions ({ store, revocations, clock }: GrantSessionsDependencies): GrantSessions {
   const verifiedAt = new Map<string, number>()
-
-  /** The store's answer (a live refresh token of the session), not the set's. */
-  async function liveInStore (sessionId: string, now: Date): Promise<boolean> {
-    const session = await store.findSession(sessionId)
-    return session !== undefined && (await store.listLiveSessions(session.userId, now)).some(live => live.id === sessionId)
-  }
 
   return {
     async start ({ grantId, accountId, clientId, expiresAt }) {
@@ -82,7 +76,7 @@ export function createGrantSessions ({ store, revocations, clock }: GrantSession
       if (await revocations.sessionState(id, now) !== 'live') return false
       const verified = verifiedAt.get(id)
       if (verified !== undefined && now.getTime() - verified < VERIFIED_FOR_MS) return true
-      const live = await liveInStore(id, now)
+      const live = await revocations.storedSessionState(id, now) === 'live'
       // Grants are few next to requests; a bound keeps a long-lived process from holding every grant ever.
       if (verifiedAt.size >= 100_000) verifiedAt.clear()
       if (live) verifiedAt.set(id, now.getTime())

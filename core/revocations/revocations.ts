@@ -12,6 +12,11 @@ export interface Revocations {
    * the store (the path before issue 14), so a revocation made elsewhere is never missed for longer.
    */
   sessionState (sessionId: string, now: Date): Promise<SessionState>
+  /**
+   * The store's own sessionState, never the set's: what outlives the set's memory of a revocation
+   * (ACCESS_TOKEN_TTL and 5 s) asks this (an app's grant, the provider's browser session).
+   */
+  storedSessionState (sessionId: string, now: Date): Promise<SessionState>
   /** sessionState where memory alone answers it (the session is in the set, or the log is followed); else undefined. */
   knownSessionState (sessionId: string): SessionState | undefined
   /** Reads the log up to now; resolves once every revocation committed before the call is in the set. */
@@ -127,6 +132,7 @@ export async function createRevocations ({ store, clock, log }: RevocationsDepen
     async sessionState (sessionId, now) {
       return knownSessionState(sessionId) ?? await store.sessionState(sessionId, now)
     },
+    storedSessionState: async (sessionId, now) => await store.sessionState(sessionId, now),
     knownSessionState,
     catchUp,
     isFresh,

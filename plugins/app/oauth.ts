@@ -33,7 +33,7 @@ export default fp<OAuthPluginOptions>(async (fastify, { signingKeyEncryptionKey,
   if (rewritten > 0) log.info({ rewritten }, 'the OAuth provider\'s stored models are now keyed by the hashes of their ids')
   const grantSessions = createGrantSessions({ store, revocations, clock })
   fastify.decorate('grantSessions', grantSessions)
-  const providerSessions = createProviderSessions({ store, securityEvents: fastify.securityEvents, clock })
+  const providerSessions = createProviderSessions({ store, revocations, securityEvents: fastify.securityEvents, clock })
   const clientTokens = createClientTokenStatus({ store, clock })
   // The provider is built on first use; the logout tokens are signed by the one current when a grant ends.
   const backchannelLogout = createBackchannelLogout({ store, provider: async () => await oauth.current(), clock, log })
