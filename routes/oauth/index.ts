@@ -26,6 +26,9 @@ function tokenRequestClient (request: FastifyRequest): string {
   return clientId === null || clientId === '' ? `oauth-address:${request.ip}` : `oauth-client:${clientId}`
 }
 
+/** Where the sign-in and consent pages live (core/oauth/provider.ts interactionPath). */
+const INTERACTION_PREFIX = '/oauth/interaction/'
+
 /** The largest form oidc-provider reads; a bigger token request is refused before it is buffered whole. */
 const TOKEN_BODY_LIMIT = 56 * 1024
 
@@ -42,6 +45,12 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
   const { oauth } = fastify
 
   async function forward (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // The sign-in pages' paths are ours (interactions.ts), not the provider's: a method they do not serve
+    // is the service's 404, whatever the Host header says (it reached the provider, and its Host check, before).
+    if (request.url.startsWith(INTERACTION_PREFIX)) {
+      reply.callNotFound()
+      return
+    }
     if (!oauth.acceptsHost(request.raw)) {
       await reply.code(400).send({ error: 'invalid_request', error_description: 'the Host header is not a host name' })
       return
@@ -109,6 +118,6 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
   await fastify.register(async (pages) => {
     pages.decorate('routeContext', routeContextFor(pages, variant, apiPrefix, config))
     pages.addHook('onRequest', pageCsp(PAGE_CSP_DIRECTIVES))
-    await pages.register(interactionRoutes, { prefix: '/oauth/interaction', apiPrefix, variant })
+    await pages.register(interactionRoutes, { prefix: INTERACTION_PREFIX.slice(0, -1), apiPrefix, variant })
   })
 }

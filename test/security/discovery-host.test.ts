@@ -55,3 +55,12 @@ t.test('the device flow\'s verification URI and the authorization endpoint\'s re
   const location = new URL(authorize.headers.location as string, baseUrl)
   t.equal(location.origin, baseUrl, `the interaction is on PUBLIC_URL (${authorize.headers.location as string})`)
 })
+
+t.test('a method the sign-in pages do not serve is the service\'s 404, whatever the Host (the fuzz test found the OAuth error shape there)', async (t) => {
+  const { server } = await providerService(t)
+  for (const host of ['127.0.0.1', '\t']) {
+    const answer = await server.inject({ method: 'OPTIONS', url: '/oauth/interaction/some-uid', headers: { host } })
+    t.equal(answer.statusCode, 404, `Host ${JSON.stringify(host)}`)
+    t.same(Object.keys(answer.json()).sort(), ['code', 'error', 'message', 'statusCode'], 'the service\'s error shape')
+  }
+})
