@@ -137,9 +137,11 @@ export interface IdleTimers {
 
 /**
  * An idle hashing thread is ended after 5 s (issue 34, memory): a thread that has run keeps its V8
- * isolate, about 7 MB of the service's resident memory each (measured: 7.4 MB given back per thread
- * ended), for logins that come in bursts. Starting a thread again costs some milliseconds, next to
- * a hash's tens: a login after a quiet spell pays it once, a flood of logins keeps its threads.
+ * isolate, about 7 MB of the service's resident memory each (7.4 MB given back per thread ended; the
+ * service 5 MB lower after the OAuth rows' flows, bench/rss-probe.ts), for logins that come in bursts.
+ * Argon2's 19 MiB is not what stays: @node-rs/argon2's own allocator (mimalloc) gives it back. The
+ * price: the first login after a quiet spell waits for a thread to start (its isolate, the addon's
+ * load); a flood of logins keeps its threads.
  */
 export const IDLE_THREAD_MS = 5000
 
