@@ -65,7 +65,7 @@ async function report (moment: string): Promise<void> {
   const memory = await answer
   const mb = (bytes: number) => (bytes / 1048576).toFixed(1)
   const kb = (kilobytes: number) => (kilobytes / 1024).toFixed(1)
-  console.log(`${moment.padEnd(20)} RSS ${kb(field(status, 'VmRSS'))} MB (anonymous ${kb(field(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Anonymous'))}), ` +
+  console.log(`${moment.padEnd(24)} RSS ${kb(field(status, 'VmRSS'))} MB (anonymous ${kb(field(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Anonymous'))}), ` +
     `${field(status, 'Threads')} threads | V8 heap ${mb(memory.heapTotal)} (used ${mb(memory.heapUsed)}; new ${mb(memory.spaces.new_space)}, ` +
     `old ${mb(memory.spaces.old_space)}, code ${mb(memory.spaces.code_space)}), external ${mb(memory.external)}`)
 }
