@@ -3,8 +3,15 @@ import { and, eq, gt, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
 import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
 import { oauthModels } from './schema.js'
 import type { SqliteConnection } from './connection.js'
+import type { OAuthModelRow } from './queries.js'
 
 const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt }
+
+/** A model's row for the prepared writes (db/sqlite/queries.ts): its columns, times in milliseconds. */
+function rowOf (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null): OAuthModelRow {
+  const { expiresAt: expires, ...columns } = oauthModelColumns(payload, expiresAt)
+  return { kind, id, ...columns, expiresAt: expires === null ? null : expires.getTime() }
+}
 
 /** Not expired at `now`: a null expiry never expires. */
 const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, now))
@@ -24,10 +31,15 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
     },
 
     async claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date) {
-      const columns = oauthModelColumns(payload, expiresAt)
-      return c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
-        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: { ...columns, consumedAt: null }, setWhere: lte(oauthModels.expiresAt, now) })
-        .run().changes > 0)
+      const row = rowOf(kind, id, payload, expiresAt)
+      return c.run(() => c.statements.claimOAuthModel.run({ ...row, now: now.getTime() }).changes > 0)
+    },
+
+    async claimOAuthModels (kind, claims, now) {
+      const at = now.getTime()
+      // A synchronous transaction: nothing else runs between the claims, and one commit writes them all.
+      return c.run(() => c.db.transaction(() => claims.map(({ id, payload, expiresAt }) =>
+        c.statements.claimOAuthModel.run({ ...rowOf(kind, id, payload, expiresAt), now: at }).changes > 0), { behavior: 'immediate' }))
     },
 
     async findOAuthModel (kind: string, id: string, now: Date) {
