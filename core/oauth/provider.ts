@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
-import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { Configuration, KoaContextWithOIDC, ResourceServer } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
@@ -26,6 +26,7 @@ import { appTokenChecks, structuredTokens, type AppTokenChecks } from './structu
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
 import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
 import { EXTERNAL_SIGNING } from './signing-key.js'
+import { clientCredentialsGrant, type ClientCredentialsAnswer, type ClientCredentialsGrant, type TokenRequest } from './client-credentials-grant.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -93,6 +94,11 @@ export interface OAuthProvider {
   acceptsHost (req: IncomingMessage): boolean
   /** Handles a request to one of the provider's endpoints (Node's request and response), after current() has resolved. */
   handle (req: IncomingMessage, res: ServerResponse): void
+  /**
+   * The token endpoint's client-credentials grant in its common case, answered without the provider's middleware
+   * (core/oauth/client-credentials-grant.ts); undefined for any request the provider must answer (handle).
+   */
+  clientCredentials (request: TokenRequest): Promise<ClientCredentialsAnswer | undefined>
   /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
   statusIndexOf (grantId: string): Promise<number | undefined>
   /** Ends a grant: its session (the status bit), refresh tokens and codes. */
@@ -266,6 +272,17 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     }
   }
 
+  /**
+   * What an access token for `resource` is (oidc-provider's ResourceServer info): a JWT signed with `alg` for the
+   * service itself (the issuer, with the user scopes `userScope` gives) or a registered API; undefined for any other.
+   */
+  async function resourceServerInfo (resource: string, userScope: () => string, alg: ProviderKeys['service']['alg']): Promise<ResourceServer | undefined> {
+    const format = { accessTokenTTL: options.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg } } } as const
+    if (resource === options.issuer) return { scope: userScope(), audience: options.issuer, ...format }
+    const api = await resourceServers.find(resource)
+    return api === undefined ? undefined : { scope: api.scopes.join(' '), audience: api.uri, ...format }
+  }
+
   function build ({ default: ProviderClass, interactionPolicy, errors, ExternalSigningKey }: typeof import('oidc-provider'), cookieKeys: string[], signingKeys: ProviderKeys): Provider {
     const jwk = signingKeys.service
     const provider = new ProviderClass(options.issuer, {
@@ -345,11 +362,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           defaultResource: async () => options.issuer,
           useGrantedResource: async () => true,
           async getResourceServerInfo (ctx, resource) {
-            const format = { accessTokenTTL: options.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: jwk.alg } } } as const
-            if (resource === options.issuer) return { scope: userScopesFor(ctx, errors), audience: options.issuer, ...format }
-            const api = await resourceServers.find(resource)
-            if (api === undefined) throw new errors.InvalidTarget()
-            return { scope: api.scopes.join(' '), audience: api.uri, ...format }
+            const info = await resourceServerInfo(resource, () => userScopesFor(ctx, errors), jwk.alg)
+            if (info === undefined) throw new errors.InvalidTarget()
+            return info
           }
         }
       },
@@ -422,9 +437,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   // Built on first use, not at start: its cookie key is read from (or first written to) the store, and a
   // start on a store that cannot be written yet must still serve the rest (the first request gets its 503).
   let cookieKeys: Promise<string[]> | undefined
-  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys } | undefined
+  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys, clientCredentials: ClientCredentialsGrant } | undefined
 
-  async function current (): Promise<Provider> {
+  async function currentBuild (): Promise<NonNullable<typeof built>> {
     cookieKeys ??= deps.cookieKeys().catch((error: unknown) => {
       cookieKeys = undefined
       throw error
@@ -436,9 +451,19 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       // only when an app first signs in (never beside a setting's one-line refusal at start).
       providerModule = await import('oidc-provider')
       const provider = build(providerModule, keys, signingKeys)
-      built = { provider, callback: provider.callback(), signingKeys }
+      // The grant's common case signs as the provider does: with the service key's algorithm, asking for no user scope.
+      const clientCredentials = clientCredentialsGrant(provider, {
+        issuer: options.issuer,
+        userScopes: SCOPES,
+        resourceServerInfo: async (resource) => await resourceServerInfo(resource, () => '', signingKeys.service.alg)
+      })
+      built = { provider, callback: provider.callback(), signingKeys, clientCredentials }
     }
-    return built.provider
+    return built
+  }
+
+  async function current (): Promise<Provider> {
+    return (await currentBuild()).provider
   }
 
   return {
@@ -453,6 +478,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       if (built === undefined) throw new Error('the OAuth provider is handed a request before current() resolved')
       // Koa answers its own errors; a rejection here would be a fault of its own, logged rather than left unhandled.
       Promise.resolve(built.callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
+    },
+    async clientCredentials (request) {
+      return await (await currentBuild()).clientCredentials(request)
     },
     statusIndexOf,
     revokeGrant,

@@ -29,6 +29,13 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
       return c.run(() => c.statements.claimOAuthModel.run({ ...row, now: now.getTime() }).changes > 0)
     },
 
+    async claimOAuthModels (kind, claims, now) {
+      const at = now.getTime()
+      // A synchronous transaction: nothing else runs between the claims, and one commit writes them all.
+      return c.run(() => c.db.transaction(() => claims.map(({ id, payload, expiresAt }) =>
+        c.statements.claimOAuthModel.run({ ...rowOf(kind, id, payload, expiresAt), now: at }).changes > 0), { behavior: 'immediate' }))
+    },
+
     async findOAuthModel (kind: string, id: string, now: Date) {
       return c.run(() => {
         const row = c.statements.oauthModelById.get({ kind, id, now: now.getTime() })
