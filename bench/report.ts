@@ -26,6 +26,7 @@ export interface ScenarioResult extends BuildResult {
   title: string
   compare: Scenario['compare']
   boundedBy?: Scenario['boundedBy']
+  boundedGoal?: Scenario['boundedGoal']
   base?: BuildResult & { build: string }
 }
 
@@ -79,12 +80,13 @@ export function toMarkdown ({ date, machine, settings, builds, load, scenarios, 
     lines.push('', `${title}: the ${alongside.label} run alongside got ${figure(alongside.requestsPerSecond)} req/s, p99 ${figure(alongside.p99)} ms` +
       (baseAlongside === undefined ? '.' : ` (base: ${figure(baseAlongside.requestsPerSecond)} req/s, p99 ${figure(baseAlongside.p99)} ms).`))
   }
-  for (const { title, ratio, base: baseResult, boundedBy } of scenarios) {
+  for (const { title, ratio, base: baseResult, boundedBy, boundedGoal } of scenarios) {
     const bound = scenarios.find((scenario) => scenario.id === boundedBy)
     if (bound === undefined) continue
     const share = (value: number, of: number) => figure(value / of, 2)
+    const goal = boundedGoal === undefined ? '' : ` Goal ≥ ${boundedGoal}: ${ratio / bound.ratio >= boundedGoal ? 'met' : '**not met**'}.`
     lines.push('', `${title}: ${share(ratio, bound.ratio)} of the ratio of "${bound.title}" (${figure(bound.ratio, 2)}), measured in the same rounds, ` +
-      `which does part of its work and nothing more${baseResult === undefined ? '' : ` (base: ${share(baseResult.ratio, bound.base?.ratio ?? bound.ratio)})`}.`)
+      `which does part of its work and nothing more${baseResult === undefined ? '' : ` (base: ${share(baseResult.ratio, bound.base?.ratio ?? bound.ratio)})`}.${goal}`)
   }
   const perCore = scenarios.filter((scenario) => scenario.perCore !== undefined)
   if (perCore.length > 0) {

@@ -183,6 +183,7 @@ async function runScenario (scenario: Scenario): Promise<ScenarioResult> {
     title: scenario.title,
     compare: scenario.compare,
     boundedBy: scenario.boundedBy,
+    boundedGoal: scenario.boundedGoal,
     base: bases.length === 0 ? undefined : { build: builds[1].build.label, ...bases[0] }
   }
 }

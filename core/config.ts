@@ -48,6 +48,7 @@ const EnvironmentSchema = Type.Object({
   RATE_LIMIT_OAUTH_TOKEN_MAX: Type.Integer({ minimum: 1, default: 600 }),
   // RFC 7591 dynamic client registration, only with this initial access token; unset: none.
   OAUTH_REGISTRATION_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  OAUTH_TOKEN_FAST_PATH: Type.Boolean({ default: true }),
   PASSWORD_HASH_QUEUE_MAX: Type.Integer({ minimum: 1, default: 64 }),
   // Users GET /users/:id answers from memory (core/users/user-cache.ts); 0 reads the store every time.
   USER_CACHE_MAX: Type.Integer({ minimum: 0, default: 100000 }),
@@ -153,6 +154,11 @@ export interface Config {
   }
   /** OAUTH_REGISTRATION_TOKEN: the initial access token of dynamic client registration (RFC 7591); unset, none. */
   oauthRegistrationToken?: string
+  /**
+   * OAUTH_TOKEN_FAST_PATH: the token endpoint's client-credentials grant answered by the service in its common case
+   * (core/oauth/client-credentials-grant.ts); false, oidc-provider answers every token request.
+   */
+  oauthTokenFastPath: boolean
   mail: {
     /** Unset: mail is disabled (and, outside production, logged instead). */
     smtpUrl?: string
@@ -319,6 +325,7 @@ export function loadConfig (environment: Record<string, string | undefined> = pr
       oauthTokenMax: env.RATE_LIMIT_OAUTH_TOKEN_MAX
     },
     oauthRegistrationToken: env.OAUTH_REGISTRATION_TOKEN,
+    oauthTokenFastPath: env.OAUTH_TOKEN_FAST_PATH,
     mail: {
       smtpUrl: env.SMTP_URL,
       from: env.MAIL_FROM,

@@ -109,6 +109,7 @@ writeFileSync(config, JSON.stringify({
   output: blob,
   disableExperimentalSEAWarning: true,
   // The V8 flags `npm start` gives the service (package.json's config.nodeFlags), given to the executable's Node.
+  // (--max-semi-space-size=8 and --v8-pool-size=2: the resident memory they save is in docs/deploy.md, "V8's flags".)
   execArgv: nodeFlags(),
   assets: { 'manifest.json': manifest, ...assets }
 }))

@@ -3,7 +3,7 @@ import { revokeClientTokensOf } from './client-token-status.js'
 import { grantSessionId } from './grant-sessions.js'
 
 export type ClientRemovalStore = Pick<AccountStore, 'findOAuthModel' | 'destroyOAuthModel' | 'listOAuthModels' | 'revokeFamily' | 'destroyOAuthModelsOfGrant' |
-  'upsertOAuthModel' | 'revokeStatusIndex' | 'claimOAuthModel'>
+  'upsertOAuthModel' | 'revokeStatusIndex'>
 
 /**
  * Removes an app's registration and ends what it was given, as revoking does (core/oauth/apps.ts): each

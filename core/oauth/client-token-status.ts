@@ -23,6 +23,9 @@ export const CLIENT_TOKEN_STATUS_KIND = 'ClientTokenStatus'
 const HELD_AFTER_EXPIRY_MS = 60_000
 const MAX_DRAWS = 16
 
+/** The most claims one transaction takes: a burst larger than this is claimed in several, one after the other. */
+const MAX_CLAIMS_PER_TRANSACTION = 500
+
 export interface ClientTokenStatus {
   /** The status index of a new client-credentials token of `clientId`, `jti`, which expires at `expiresAt`. */
   issue (token: { clientId: string, jti: string, expiresAt: Date }): Promise<number>
@@ -32,7 +35,7 @@ export interface ClientTokenStatus {
   revoke (token: { jti: string, status: StatusClaim }): Promise<void>
 }
 
-type Store = Pick<AccountStore, 'claimOAuthModel' | 'findOAuthModel' | 'upsertOAuthModel' | 'revokeStatusIndex' | 'listOAuthModels'>
+type Store = Pick<AccountStore, 'claimOAuthModels' | 'findOAuthModel' | 'upsertOAuthModel' | 'revokeStatusIndex' | 'listOAuthModels'>
 
 /** The revocation log's name of a client-credentials token (its session id column). */
 const logNameOf = (jti: string) => `client-token.${jti}`
@@ -43,14 +46,71 @@ function indexOfClaim ({ status_list: { idx, uri } }: StatusClaim): number | und
   return list === CLIENT_TOKEN_LIST && Number.isInteger(idx) ? (list - 1) * STATUS_LIST_SIZE + idx : undefined
 }
 
+type RevokingStore = Pick<AccountStore, 'upsertOAuthModel' | 'revokeStatusIndex' | 'listOAuthModels'>
+
 /** Marks the token's row revoked and logs its index (on the store as given: the CLI's raw one, or the service's following one). */
-async function revokeRow (store: Store, statusIndex: number, row: { payload: Record<string, unknown>, expiresAt: Date | null }, now: Date): Promise<void> {
+async function revokeRow (store: RevokingStore, statusIndex: number, row: { payload: Record<string, unknown>, expiresAt: Date | null }, now: Date): Promise<void> {
   if (row.payload.revoked === true) return
   await store.upsertOAuthModel(CLIENT_TOKEN_STATUS_KIND, String(statusIndex), { ...row.payload, revoked: true }, row.expiresAt)
   await store.revokeStatusIndex(logNameOf(String(row.payload.jti)), statusIndex, now)
 }
 
+/** A token waiting for its status index: what its row holds, and how many indexes it has drawn. */
+interface PendingIssue {
+  payload: { clientId: string, jti: string }
+  heldUntil: Date
+  draws: number
+  resolve: (statusIndex: number) => void
+  reject: (error: unknown) => void
+}
+
+/** A random index of CLIENT_TOKEN_LIST, none of `taken`. */
+function drawIndex (taken: Set<number>): number {
+  for (;;) {
+    const statusIndex = (CLIENT_TOKEN_LIST - 1) * STATUS_LIST_SIZE + randomInt(STATUS_LIST_SIZE)
+    if (!taken.has(statusIndex)) return statusIndex
+  }
+}
+
 export function createClientTokenStatus ({ store, clock }: { store: Store, clock: Clock }): ClientTokenStatus {
+  const pending: PendingIssue[] = []
+  /** Whether claimPending is under way: a token issued meanwhile joins its next transaction. */
+  let claiming = false
+
+  /**
+   * Group commit, as refresh rotations are (db/sqlite/sessions.ts): the tokens issued in one turn of the event
+   * loop claim their indexes in one store transaction, where a commit per token was most of its row's cost. An
+   * index another token holds (a collision, anywhere) is drawn again, in the next transaction, up to MAX_DRAWS
+   * times. Every token is answered after its claim's commit, so its index is as durable as before.
+   */
+  async function claimPending (): Promise<void> {
+    claiming = true
+    while (pending.length > 0) {
+      const batch = pending.splice(0, MAX_CLAIMS_PER_TRANSACTION)
+      const taken = new Set<number>()
+      const indexes = batch.map((issue) => {
+        const statusIndex = drawIndex(taken)
+        taken.add(statusIndex)
+        issue.draws++
+        return statusIndex
+      })
+      let claimed: boolean[]
+      try {
+        const claims = batch.map(({ payload, heldUntil }, at) => ({ id: String(indexes[at]), payload, expiresAt: heldUntil }))
+        claimed = await store.claimOAuthModels(CLIENT_TOKEN_STATUS_KIND, claims, currentDate(clock))
+      } catch (error) {
+        for (const issue of batch) issue.reject(error)
+        continue
+      }
+      batch.forEach((issue, at) => {
+        if (claimed[at]) issue.resolve(indexes[at])
+        else if (issue.draws < MAX_DRAWS) pending.push(issue)
+        else issue.reject(new Error(`no free client-token status index after ${MAX_DRAWS} draws`))
+      })
+    }
+    claiming = false
+  }
+
   async function rowOf (token: { jti: string, status: StatusClaim }) {
     const statusIndex = indexOfClaim(token.status)
     if (statusIndex === undefined) return undefined
@@ -61,11 +121,12 @@ export function createClientTokenStatus ({ store, clock }: { store: Store, clock
   return {
     async issue ({ clientId, jti, expiresAt }) {
       const heldUntil = new Date(expiresAt.getTime() + HELD_AFTER_EXPIRY_MS)
-      for (let draw = 0; draw < MAX_DRAWS; draw++) {
-        const statusIndex = (CLIENT_TOKEN_LIST - 1) * STATUS_LIST_SIZE + randomInt(STATUS_LIST_SIZE)
-        if (await store.claimOAuthModel(CLIENT_TOKEN_STATUS_KIND, String(statusIndex), { clientId, jti }, heldUntil, currentDate(clock))) return statusIndex
-      }
-      throw new Error(`no free client-token status index after ${MAX_DRAWS} draws`)
+      return await new Promise<number>((resolve, reject) => {
+        if (pending.push({ payload: { clientId, jti }, heldUntil, draws: 0, resolve, reject }) === 1 && !claiming) {
+          // claimPending answers every failure to its tokens: it never rejects.
+          setImmediate(() => { claimPending().catch(() => {}) })
+        }
+      })
     },
     async isLive (token) {
       const found = await rowOf(token)
@@ -79,7 +140,7 @@ export function createClientTokenStatus ({ store, clock }: { store: Store, clock
 }
 
 /** Revokes every live client-credentials token of the client (its removal, core/oauth/client-removal.ts). */
-export async function revokeClientTokensOf (store: Store, clientId: string, now: Date): Promise<void> {
+export async function revokeClientTokensOf (store: RevokingStore, clientId: string, now: Date): Promise<void> {
   for (const row of await store.listOAuthModels(CLIENT_TOKEN_STATUS_KIND, now)) {
     if (row.payload.clientId === clientId) await revokeRow(store, Number(row.id), row, now)
   }

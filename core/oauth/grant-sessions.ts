@@ -21,6 +21,8 @@ export interface GrantSessions {
    * forgets a revocation after ACCESS_TOKEN_TTL, and an app's refresh token outlives that.
    */
   isLive (grantId: string): Promise<boolean>
+  /** isLive where memory alone says "live" (the set holds no revocation, the store said live within VERIFIED_FOR_MS); else undefined. */
+  knownLive (grantId: string): true | undefined
   /** Ends the grant's session: its bit is set in the status list, its refresh tokens stop. */
   revoke (grantId: string): Promise<void>
   /** Sets the session's last use (a token issued to the app). */
@@ -54,7 +56,7 @@ export const VERIFIED_FOR_MS = 5000
 
 export interface GrantSessionsDependencies {
   store: Pick<AccountStore, 'startSession' | 'claimStatusIndex' | 'highestStatusIndex' | 'revokeFamily' | 'touchSession'>
-  revocations: Pick<Revocations, 'sessionState' | 'storedSessionState'>
+  revocations: Pick<Revocations, 'sessionState' | 'storedSessionState' | 'knownSessionState'>
   clock: Clock
 }
 
@@ -82,6 +84,12 @@ export function createGrantSessions ({ store, revocations, clock }: GrantSession
       if (live) verifiedAt.set(id, now.getTime())
       else verifiedAt.delete(id)
       return live
+    },
+    knownLive (grantId) {
+      const id = grantSessionId(grantId)
+      const verified = verifiedAt.get(id)
+      if (verified === undefined || clock.now() - verified >= VERIFIED_FOR_MS) return undefined
+      return revocations.knownSessionState(id) === 'live' ? true : undefined
     },
     async revoke (grantId) {
       await store.revokeFamily(grantSessionId(grantId), currentDate(clock))

@@ -1,6 +1,6 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
-import type { Configuration, KoaContextWithOIDC } from 'oidc-provider'
+import type { Configuration, KoaContextWithOIDC, ResourceServer } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
 import { ID_TOKEN_TTL_SECONDS, type ProviderKeys } from '../tokens/key-ring.js'
+import type { KeptUser, UserCache } from '../users/user-cache.js'
 import { TouchThrottle } from '../sessions/touch-throttle.js'
 import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
 import { pinToPublicUrl } from './public-url.js'
@@ -21,9 +22,11 @@ import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
 import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
 import { createResourceServers } from './resource-servers.js'
-import { structuredTokens } from './structured-tokens.js'
+import { appTokenChecks, structuredTokens, type AppTokenChecks } from './structured-tokens.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
 import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
+import { EXTERNAL_SIGNING } from './signing-key.js'
+import { clientCredentialsGrant, type ClientCredentialsAnswer, type ClientCredentialsGrant, type TokenRequest } from './client-credentials-grant.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -63,7 +66,7 @@ export interface OAuthProviderOptions {
 
 export interface OAuthProviderDependencies {
   store: AccountStore
-  accessTokens: Pick<AccessTokens, 'providerKeys' | 'jwks'>
+  accessTokens: Pick<AccessTokens, 'providerKeys' | 'jwks' | 'appTokenVerifier'>
   statusLists: Pick<StatusLists, 'claim'>
   grantSessions: GrantSessions
   /** Ties the provider's browser sessions to the service sessions that signed them in (core/oauth/provider-sessions.ts). */
@@ -76,6 +79,8 @@ export interface OAuthProviderDependencies {
   cookieKeys (): Promise<string[]>
   /** Delivers back-channel logout tokens (core/oauth/backchannel-logout.ts); installed in each provider built. */
   backchannelLogout: Pick<BackchannelLogout, 'install'>
+  /** The users kept in memory (core/users/user-cache.ts): userinfo reads them as GET /users/:id does. */
+  users: Pick<UserCache, 'findWithEmailVerified' | 'peekWithEmailVerified'>
 }
 
 export interface OAuthProvider {
@@ -89,10 +94,17 @@ export interface OAuthProvider {
   acceptsHost (req: IncomingMessage): boolean
   /** Handles a request to one of the provider's endpoints (Node's request and response), after current() has resolved. */
   handle (req: IncomingMessage, res: ServerResponse): void
+  /**
+   * The token endpoint's client-credentials grant in its common case, answered without the provider's middleware
+   * (core/oauth/client-credentials-grant.ts); undefined for any request the provider must answer (handle).
+   */
+  clientCredentials (request: TokenRequest): Promise<ClientCredentialsAnswer | undefined>
   /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
   statusIndexOf (grantId: string): Promise<number | undefined>
   /** Ends a grant: its session (the status bit), refresh tokens and codes. */
   revokeGrant (grantId: string): Promise<void>
+  /** Whether an app's access token holds and what userinfo answers for it (routes/oauth serves userinfo's common case with it). */
+  appTokens: AppTokenChecks
 }
 
 /** The claims of each scope; preferred_username only where usernames exist (the cookie variant). */
@@ -172,12 +184,18 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     return index
   }
 
-  async function userOf (sub: string): Promise<UserRecord | undefined> {
+  /** The user id a `sub` names; undefined for anything that is not one. */
+  function userIdOf (sub: string): number | undefined {
     const id = Number(sub)
-    return /^[1-9][0-9]*$/.test(sub) && Number.isSafeInteger(id) ? await store.findUserById(id) : undefined
+    return /^[1-9][0-9]*$/.test(sub) && Number.isSafeInteger(id) ? id : undefined
   }
 
-  function claimsOfUser (user: UserRecord): Record<string, unknown> & { sub: string } {
+  async function userOf (sub: string): Promise<UserRecord | undefined> {
+    const id = userIdOf(sub)
+    return id === undefined ? undefined : await store.findUserById(id)
+  }
+
+  function claimsOfUser (user: Pick<UserRecord, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username'>): Record<string, unknown> & { sub: string } {
     return {
       sub: String(user.id),
       email: user.email,
@@ -191,21 +209,35 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   const scopeClaims = claimsOf(options.variant) as Record<string, string[]>
   const adapter = new Adapter('Grant')
   const revokeGrant = (grantId: string) => adapter.revokeByGrantId(grantId)
-  const answerStructuredTokens = structuredTokens({
-    accessTokens,
+
+  /** A user's claims for these scopes: `sub` and each scope's (claimsOf). */
+  function userinfoClaims (kept: KeptUser, scopes: Set<string>): Record<string, unknown> {
+    const claims = claimsOfUser({ ...kept.shown, emailVerified: kept.emailVerified })
+    const answer: Record<string, unknown> = { sub: claims.sub }
+    for (const scope of scopes) {
+      const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
+      for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
+    }
+    return answer
+  }
+
+  const appTokens = appTokenChecks({
+    appTokens: accessTokens.appTokenVerifier(options.issuer),
     grantSessions,
     clientTokens,
     issuer: options.issuer,
-    userinfoPath: OAUTH_ROUTES.userinfo,
-    revokeGrant,
     async userinfo (sub, scopes) {
-      const user = await userOf(sub)
-      if (user === undefined) return undefined
-      const claims = claimsOfUser(user)
-      const allowed = new Set([...scopes].flatMap(scope => scopeClaims[scope] ?? []))
-      return Object.fromEntries(Object.entries(claims).filter(([name]) => name === 'sub' || allowed.has(name)))
+      const id = userIdOf(sub)
+      const kept = id === undefined ? undefined : await deps.users.findWithEmailVerified(id)
+      return kept === undefined ? undefined : userinfoClaims(kept, scopes)
+    },
+    knownUserinfo (sub, scopes) {
+      const id = userIdOf(sub)
+      const kept = id === undefined ? undefined : deps.users.peekWithEmailVerified(id)
+      return kept === undefined ? undefined : userinfoClaims(kept, scopes)
     }
   })
+  const answerStructuredTokens = structuredTokens({ checks: appTokens, clientTokens, revokeGrant, issuer: options.issuer })
 
   /** A path or method the provider does not serve: 404 in the service's error shape, not Koa's plain "Not Found". */
   async function answerUnknownPaths (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
@@ -238,6 +270,17 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       const requestId = ctx.get('x-request-id')
       await providerSessions.end(session.uid, { ip: ctx.ip, userAgent: ctx.get('user-agent').slice(0, 512) || null, requestId: requestId === '' ? null : requestId })
     }
+  }
+
+  /**
+   * What an access token for `resource` is (oidc-provider's ResourceServer info): a JWT signed with `alg` for the
+   * service itself (the issuer, with the user scopes `userScope` gives) or a registered API; undefined for any other.
+   */
+  async function resourceServerInfo (resource: string, userScope: () => string, alg: ProviderKeys['service']['alg']): Promise<ResourceServer | undefined> {
+    const format = { accessTokenTTL: options.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg } } } as const
+    if (resource === options.issuer) return { scope: userScope(), audience: options.issuer, ...format }
+    const api = await resourceServers.find(resource)
+    return api === undefined ? undefined : { scope: api.scopes.join(' '), audience: api.uri, ...format }
   }
 
   function build ({ default: ProviderClass, interactionPolicy, errors, ExternalSigningKey }: typeof import('oidc-provider'), cookieKeys: string[], signingKeys: ProviderKeys): Provider {
@@ -287,8 +330,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         Session: options.grantTtlSeconds
       },
       features: {
-        // Retired keys go in the keystore as public keys that only verify (core/oauth/provider-keys.ts).
-        externalSigningSupport: { enabled: true, ack: 'experimental-01' },
+        externalSigningSupport: EXTERNAL_SIGNING,
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
         // DPoP (RFC 9449): a token asked for with a proof is bound to its key (cnf.jkt; a public client's
@@ -320,11 +362,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           defaultResource: async () => options.issuer,
           useGrantedResource: async () => true,
           async getResourceServerInfo (ctx, resource) {
-            const format = { accessTokenTTL: options.accessTokenTtlSeconds, accessTokenFormat: 'jwt', jwt: { sign: { alg: jwk.alg } } } as const
-            if (resource === options.issuer) return { scope: userScopesFor(ctx, errors), audience: options.issuer, ...format }
-            const api = await resourceServers.find(resource)
-            if (api === undefined) throw new errors.InvalidTarget()
-            return { scope: api.scopes.join(' '), audience: api.uri, ...format }
+            const info = await resourceServerInfo(resource, () => userScopesFor(ctx, errors), jwk.alg)
+            if (info === undefined) throw new errors.InvalidTarget()
+            return info
           }
         }
       },
@@ -397,9 +437,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   // Built on first use, not at start: its cookie key is read from (or first written to) the store, and a
   // start on a store that cannot be written yet must still serve the rest (the first request gets its 503).
   let cookieKeys: Promise<string[]> | undefined
-  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys } | undefined
+  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys, clientCredentials: ClientCredentialsGrant } | undefined
 
-  async function current (): Promise<Provider> {
+  async function currentBuild (): Promise<NonNullable<typeof built>> {
     cookieKeys ??= deps.cookieKeys().catch((error: unknown) => {
       cookieKeys = undefined
       throw error
@@ -411,9 +451,19 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       // only when an app first signs in (never beside a setting's one-line refusal at start).
       providerModule = await import('oidc-provider')
       const provider = build(providerModule, keys, signingKeys)
-      built = { provider, callback: provider.callback(), signingKeys }
+      // The grant's common case signs as the provider does: with the service key's algorithm, asking for no user scope.
+      const clientCredentials = clientCredentialsGrant(provider, {
+        issuer: options.issuer,
+        userScopes: SCOPES,
+        resourceServerInfo: async (resource) => await resourceServerInfo(resource, () => '', signingKeys.service.alg)
+      })
+      built = { provider, callback: provider.callback(), signingKeys, clientCredentials }
     }
-    return built.provider
+    return built
+  }
+
+  async function current (): Promise<Provider> {
+    return (await currentBuild()).provider
   }
 
   return {
@@ -429,7 +479,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       // Koa answers its own errors; a rejection here would be a fault of its own, logged rather than left unhandled.
       Promise.resolve(built.callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
     },
+    async clientCredentials (request) {
+      return await (await currentBuild()).clientCredentials(request)
+    },
     statusIndexOf,
-    revokeGrant
+    revokeGrant,
+    appTokens
   }
 }

@@ -1,6 +1,6 @@
-import { calculateJwkThumbprint, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose'
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader } from 'jose'
 import type { KoaContextWithOIDC } from 'oidc-provider'
-import type { AccessTokens } from '../tokens/access-tokens.js'
+import type { AppTokenPayload, AppTokenVerifier } from '../tokens/access-tokens.js'
 import type { StatusClaim } from '../revocations/status-lists.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
@@ -15,14 +15,12 @@ import type { GrantSessions } from './grant-sessions.js'
  * client-credentials token, which has none, has a status entry of its own (core/oauth/client-token-status.ts).
  * A token bound to a DPoP key (RFC 9449, `cnf.jkt`) is taken at userinfo only with the DPoP scheme and a
  * proof of that key, and introspection names the binding.
+ * The checks of a token are appTokenChecks, the one place that says whether a token holds: this
+ * middleware and the userinfo route of routes/oauth (the common case, served without the provider) call it.
  */
 
 /** The claims of an app's access token as the provider signs them (core/oauth/provider.ts). */
-export interface AppTokenClaims extends JWTPayload {
-  sub: string
-  client_id: string
-  scope?: string
-  grant_id?: string
+export type AppTokenClaims = AppTokenPayload & {
   status?: StatusClaim
   /** The DPoP key the token is bound to (RFC 9449 §6.1): its JWK thumbprint. */
   cnf?: { jkt?: string }
@@ -31,51 +29,97 @@ export interface AppTokenClaims extends JWTPayload {
 /** How long a DPoP proof's jti is remembered: oidc-provider takes a proof this long after its iat (or its nonce's). */
 const PROOF_REPLAY_WINDOW_SECONDS = 300
 
-export interface StructuredTokenDependencies {
-  accessTokens: Pick<AccessTokens, 'jwks'>
-  grantSessions: Pick<GrantSessions, 'isLive'>
-  /** Client-credentials tokens' own status entries: whether one is revoked, and revoking it. */
-  clientTokens: Pick<ClientTokenStatus, 'isLive' | 'revoke'>
+export interface AppTokenCheckDependencies {
+  /** The verifier of the service's signing keys for app tokens (core/tokens/access-tokens.ts appTokenVerifier). */
+  appTokens: AppTokenVerifier
+  grantSessions: Pick<GrantSessions, 'isLive' | 'knownLive'>
+  /** Client-credentials tokens' own status entries: whether one is revoked. */
+  clientTokens: Pick<ClientTokenStatus, 'isLive'>
   /** The userinfo claims of a user for these scopes; undefined when the user is gone. */
   userinfo (sub: string, scopes: Set<string>): Promise<Record<string, unknown> | undefined>
-  /** Ends a grant: its session, its refresh tokens and codes. */
-  revokeGrant (grantId: string): Promise<void>
+  /** userinfo where memory alone answers it (the user cache); else undefined. */
+  knownUserinfo (sub: string, scopes: Set<string>): Record<string, unknown> | undefined
+  /** The issuer (PUBLIC_URL): the audience of a token good for userinfo. */
   issuer: string
-  /** The userinfo endpoint's path (core/oauth/provider.ts OAUTH_ROUTES). */
-  userinfoPath: string
 }
 
-type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>
-
-export function structuredTokens (deps: StructuredTokenDependencies): Middleware {
-  const { userinfoPath } = deps
-  let keySet: { kids: string, set: ReturnType<typeof createLocalJWKSet> } | undefined
-
+export interface AppTokenChecks {
   /**
-   * The token's claims when it is an app's access token of ours, unexpired, of a grant that still holds;
-   * for `audience` (userinfo: the issuer) only, else for any resource it was issued for.
+   * The token's claims when it is an app's access token of ours, unexpired, of a grant (or client token)
+   * that still holds; for `audience` (userinfo: the issuer) only, else for any resource it was issued for.
    */
+  verified (token: unknown, audience?: string): Promise<AppTokenClaims | undefined>
+  /** Userinfo's claims for an app's verified token; undefined when the token is not good for userinfo. */
+  userinfoOf (claims: AppTokenClaims): Promise<Record<string, unknown> | undefined>
+  /**
+   * Userinfo's claims for a token presented as `Bearer` without a DPoP proof; undefined when it is not good
+   * for userinfo so presented (a token bound to a DPoP key among them: the provider's path refuses it).
+   */
+  bearerUserinfoOf (token: string): Promise<Record<string, unknown> | undefined>
+  /**
+   * bearerUserinfoOf where memory alone answers (a token verified before, its grant
+   * and its user known): the common case, without a promise. Undefined otherwise, and for a
+   * sender-constrained token (cnf), which only the provider's path with its DPoP checks may pass.
+   */
+  knownUserinfoOf (token: string): Record<string, unknown> | undefined
+}
+
+const hasAudience = (claims: AppTokenClaims, audience: string) => Array.isArray(claims.aud) ? claims.aud.includes(audience) : claims.aud === audience
+
+/** Whether an app's token holds, and what userinfo answers for it: the one place both userinfo paths ask. */
+export function appTokenChecks (deps: AppTokenCheckDependencies): AppTokenChecks {
   async function verified (token: unknown, audience?: string): Promise<AppTokenClaims | undefined> {
     if (typeof token !== 'string' || token.split('.').length !== 3) return undefined
-    const { jwks } = deps.accessTokens
-    const kids = jwks.keys.map(key => key.kid).join(' ')
-    if (keySet?.kids !== kids) keySet = { kids, set: createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]) }
     try {
-      const { payload } = await jwtVerify<AppTokenClaims>(token, keySet.set, {
-        issuer: deps.issuer,
-        audience,
-        typ: 'at+jwt',
-        algorithms: ['EdDSA', 'ES256'],
-        requiredClaims: ['sub', 'client_id', 'exp', 'iat', 'jti', 'aud']
-      })
+      const payload: AppTokenClaims = await deps.appTokens.verify(token)
+      if (audience !== undefined && !hasAudience(payload, audience)) return undefined
+      if (typeof payload.jti !== 'string' || (payload.grant_id !== undefined && typeof payload.grant_id !== 'string')) return undefined
       if (payload.grant_id !== undefined && !await deps.grantSessions.isLive(payload.grant_id)) return undefined
       // A client-credentials token (no grant) with a status entry of its own: that entry must not be revoked.
-      if (payload.grant_id === undefined && payload.status !== undefined && !await deps.clientTokens.isLive({ jti: String(payload.jti), status: payload.status })) return undefined
+      if (payload.grant_id === undefined && payload.status !== undefined && !await deps.clientTokens.isLive({ jti: payload.jti, status: payload.status })) return undefined
       return payload
     } catch {
       return undefined
     }
   }
+
+  async function userinfoOf (claims: AppTokenClaims): Promise<Record<string, unknown> | undefined> {
+    // Only a user's token (of a grant) is good for userinfo: a client-credentials token has no user behind it.
+    if (claims.grant_id === undefined) return undefined
+    const scopes = new Set((claims.scope ?? '').split(' '))
+    if (!scopes.has('openid')) return undefined
+    return await deps.userinfo(claims.sub, scopes)
+  }
+
+  function knownUserinfoOf (token: string): Record<string, unknown> | undefined {
+    const claims: AppTokenClaims | undefined = deps.appTokens.verifiedBefore(token)
+    if (claims === undefined || typeof claims.grant_id !== 'string' || claims.cnf !== undefined || !hasAudience(claims, deps.issuer)) return undefined
+    if (deps.grantSessions.knownLive(claims.grant_id) !== true) return undefined
+    const scopes = new Set((claims.scope ?? '').split(' '))
+    return scopes.has('openid') ? deps.knownUserinfo(claims.sub, scopes) : undefined
+  }
+
+  async function bearerUserinfoOf (token: string): Promise<Record<string, unknown> | undefined> {
+    const claims = await verified(token, deps.issuer)
+    return claims === undefined || claims.cnf !== undefined ? undefined : await userinfoOf(claims)
+  }
+
+  return { verified, userinfoOf, bearerUserinfoOf, knownUserinfoOf }
+}
+
+export interface StructuredTokenDependencies {
+  checks: AppTokenChecks
+  /** Client-credentials tokens' own status entries: revoking one. */
+  clientTokens: Pick<ClientTokenStatus, 'revoke'>
+  /** Ends a grant: its session, its refresh tokens and codes. */
+  revokeGrant (grantId: string): Promise<void>
+  issuer: string
+}
+
+type Middleware = (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>
+
+export function structuredTokens (deps: StructuredTokenDependencies): Middleware {
+  const { verified, userinfoOf } = deps.checks
 
   /** The access token a userinfo request presents, and whether with the DPoP scheme (else Bearer: the header's, or the form's access_token). */
   function presented (ctx: KoaContextWithOIDC): { token: string | undefined, dpop: boolean } {
@@ -115,28 +159,10 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
     ctx.set('www-authenticate', `DPoP realm="${deps.issuer}", error="invalid_token", error_description="${description}"`)
   }
 
-  /** Userinfo's claims for an app's verified JWT; undefined when the token is not good for userinfo. */
-  async function userinfoOf (claims: AppTokenClaims): Promise<Record<string, unknown> | undefined> {
-    // Only a user's token (of a grant) is good for userinfo: a client-credentials token has no user behind it.
-    if (claims.grant_id === undefined) return undefined
-    const scopes = new Set((claims.scope ?? '').split(' '))
-    if (!scopes.has('openid')) return undefined
-    return await deps.userinfo(claims.sub, scopes)
-  }
-
+  // The common case, a server-side app's GET with its JWT in the header, is answered before the provider
+  // (routes/oauth/index.ts); what reaches it here (a browser's call, answered with the client's CORS; a
+  // DPoP request; a token in the form; a token that does not hold) is answered after oidc-provider's own userinfo.
   return async function answerStructuredTokens (ctx, next) {
-    // The common case first: a server-side app's GET with its JWT in the header is answered here, before
-    // oidc-provider looks the JWT up as an opaque token and builds the error it would answer. A browser's
-    // call (Origin: CORS per client), a DPoP request and anything else goes through oidc-provider.
-    if (ctx.method === 'GET' && ctx.path === userinfoPath && ctx.get('origin') === '' && ctx.get('dpop') === '' && ctx.get('authorization').startsWith('Bearer ')) {
-      const claims = await verified(ctx.get('authorization').slice(7), deps.issuer)
-      const userinfo = claims === undefined || claims.cnf !== undefined ? undefined : await userinfoOf(claims)
-      if (userinfo !== undefined) {
-        ctx.set('cache-control', 'no-store')
-        ctx.body = userinfo
-        return
-      }
-    }
     await next()
     const route = ctx.oidc?.route
     const body = ctx.body as { error?: string } | undefined
@@ -169,7 +195,7 @@ export function structuredTokens (deps: StructuredTokenDependencies): Middleware
     ctx.status = 200
     if (route === 'revocation') {
       if (own?.grant_id !== undefined) await deps.revokeGrant(own.grant_id)
-      else if (own?.status !== undefined) await deps.clientTokens.revoke({ jti: String(own.jti), status: own.status })
+      else if (own?.status !== undefined) await deps.clientTokens.revoke({ jti: own.jti, status: own.status })
       ctx.body = ''
       return
     }

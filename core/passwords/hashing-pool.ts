@@ -121,7 +121,29 @@ export interface HashingPoolOptions {
    * would queue seconds of work and every login would time out instead of a few being told to retry.
    */
   maxQueued?: number
+  /**
+   * How long a thread may stand idle before it is ended (IDLE_THREAD_MS); the next task starts a fresh
+   * one. Each thread holds its own V8 isolate, some megabytes of resident memory a thread.
+   */
+  idleMs?: number
+  /** The timers that end idle threads: the global ones, or a test's fake clock. */
+  timers?: IdleTimers
 }
+
+export interface IdleTimers {
+  setTimeout (callback: () => void, ms: number): unknown
+  clearTimeout (handle: unknown): void
+}
+
+/**
+ * An idle hashing thread is ended after 5 s (issue 34, memory): a thread that has run keeps its V8
+ * isolate, about 7 MB of the service's resident memory each (7.4 MB given back per thread ended; the
+ * service 5 MB lower after the OAuth rows' flows, bench/rss-probe.ts), for logins that come in bursts.
+ * Argon2's 19 MiB is not what stays: @node-rs/argon2's own allocator (mimalloc) gives it back. The
+ * price: the first login after a quiet spell waits for a thread to start (its isolate, the addon's
+ * load); a flood of logins keeps its threads.
+ */
+export const IDLE_THREAD_MS = 5000
 
 /**
  * Tasks a thread holds at once: the one it runs and the next, posted ahead so that it starts the moment
@@ -133,7 +155,7 @@ export interface HashingPoolOptions {
 const TASKS_PER_THREAD = 2
 
 /** One thread per core; tasks wait in a bounded queue for a thread with room. */
-export function createHashingPool ({ size = availableParallelism(), maxQueued = Infinity }: HashingPoolOptions = {}): HashingPool {
+export function createHashingPool ({ size = availableParallelism(), maxQueued = Infinity, idleMs = IDLE_THREAD_MS, timers = globalThis as IdleTimers }: HashingPoolOptions = {}): HashingPool {
   const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2')
   const bcryptjs = createRequire(import.meta.url).resolve('bcryptjs')
   const queue: Queued[] = []
@@ -144,6 +166,25 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
   let closed = false
   /** Tasks taken and not yet answered, which close() waits for. */
   const accepted = new Set<Promise<string | boolean>>()
+  /** The timer that ends each idle thread, set when it runs out of tasks and cleared when it takes one. */
+  const idleTimers = new Map<Worker, unknown>()
+
+  function endWhenIdle (worker: Worker) {
+    const timer = timers.setTimeout(() => {
+      idleTimers.delete(worker)
+      held.delete(worker)
+      worker.terminate().catch(() => {})
+    }, idleMs)
+    // The timer never keeps the process alive, as an idle thread does not.
+    ;(timer as { unref?: () => void }).unref?.()
+    idleTimers.set(worker, timer)
+  }
+
+  function keepBusy (worker: Worker) {
+    if (!idleTimers.has(worker)) return
+    timers.clearTimeout(idleTimers.get(worker))
+    idleTimers.delete(worker)
+  }
 
   function spawnWorker () {
     // Small heaps: a hashing thread runs little JavaScript (Argon2's memory is native), and V8's defaults
@@ -166,6 +207,7 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
     // if tasks wait: close() lets the work it took finish).
     worker.on('error', (error) => {
       held.delete(worker)
+      keepBusy(worker)
       const [running, ...ahead] = tasks
       if (running !== undefined) {
         pending.get(running.id)?.reject(error)
@@ -187,8 +229,13 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
     }
     // An idle thread never keeps the process alive (an app whose start failed is never closed);
     // a busy one does, until its answers arrive.
-    if (tasks.length === 0) worker.unref()
-    else worker.ref()
+    if (tasks.length === 0) {
+      worker.unref()
+      if (!closed && !idleTimers.has(worker)) endWhenIdle(worker)
+    } else {
+      worker.ref()
+      keepBusy(worker)
+    }
   }
 
   /** Where a new task goes: an idle thread, else a new one (up to `size`), else one with room ahead. */
@@ -222,6 +269,7 @@ export function createHashingPool ({ size = availableParallelism(), maxQueued = 
     },
     async close () {
       closed = true
+      for (const worker of [...idleTimers.keys()]) keepBusy(worker)
       // Work already accepted finishes first: at shutdown, a login in flight still gets its answer.
       await Promise.allSettled([...accepted])
       await Promise.all([...held.keys()].map((worker) => worker.terminate()))

@@ -1,3 +1,4 @@
+import { createVerifier } from 'fast-jwt'
 import { LRUCache } from 'lru-cache'
 import { nowSeconds } from '../clock.js'
 import { InvalidTokenError, TokenExpiredError } from '../errors.js'
@@ -27,7 +28,14 @@ export interface AccessTokens {
    * (verify then says why). The request path's way to skip a promise when it can.
    */
   verifiedBefore (token: string): AccessTokenClaims | undefined
-  /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies one. */
+  /**
+   * The verifier of the OAuth provider's access tokens for apps (RFC 9068, typ at+jwt), issued by
+   * `issuer` (PUBLIC_URL) for it or for a registered resource (RFC 8707: the audience is the caller's
+   * check, core/oauth/structured-tokens.ts): the same keys, clock and cache rules as verify, a cache of its own (an
+   * app's token never passes as one of the service's, nor the other way round). Made once, by the provider.
+   */
+  appTokenVerifier (issuer: string): AppTokenVerifier
+  /** The JSON Web Key Set that other services verify our tokens with: every key that still verifies. */
   readonly jwks: { keys: Array<PublicKeyDescription['publicJwk']> }
   /** The JWKS as /.well-known/jwks.json serves it: with the ID tokens' RS256 key, made first if need be (core/tokens/key-ring.ts). */
   publishedJwks (): Promise<{ keys: Array<PublicKeyDescription['publicJwk']> }>
@@ -35,6 +43,32 @@ export interface AccessTokens {
   providerKeys (): Promise<ProviderKeys>
   /** Reads the keys from the store again (a key added by another instance or the admin command). */
   reloadKeys (): Promise<void>
+}
+
+/** The claims of an app's access token as the provider signs them (core/oauth/provider.ts): RFC 9068's, and ours. */
+export interface AppTokenPayload {
+  sub: string
+  client_id: string
+  jti: string
+  iat: number
+  exp: number
+  iss: string
+  aud: string | string[]
+  scope?: string
+  /** The grant of a user's token (none in a client-credentials token). */
+  grant_id?: string
+  /** The Token Status List claim (core/revocations/status-lists.ts). */
+  status?: { status_list: { idx: number, uri: string } }
+  /** A sender-constrained token's confirmation (RFC 9449 DPoP: jkt). */
+  cnf?: Record<string, unknown>
+  [claim: string]: unknown
+}
+
+export interface AppTokenVerifier {
+  /** The token's claims; throws TOKEN_EXPIRED or INVALID_TOKEN. Whether its grant still holds is the caller's check. */
+  verify (token: string): Promise<AppTokenPayload>
+  /** The claims of a token verified before and not yet expired, from memory; undefined otherwise (verify says why). */
+  verifiedBefore (token: string): AppTokenPayload | undefined
 }
 
 /** The settings of the access tokens: the key ring's (core/tokens/key-ring.ts), and how many verified tokens to keep. */
@@ -86,7 +120,53 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
     return undefined
   }
 
+  function appTokenVerifier (issuer: string): AppTokenVerifier {
+    const appVerified = new LRUCache<string, { token: string, payload: AppTokenPayload, goodUntil: number, generation: number }>({ max: options.verifiedTokensMax ?? VERIFIED_TOKENS_MAX })
+    // One fast-jwt verifier per key, made at its first app token (the provider signs with the ring's newest key).
+    const verifiers = new Map<string, (token: string) => AppTokenPayload>()
+    function appVerifiedBefore (token: string): AppTokenPayload | undefined {
+      const known = appVerified.get(signatureOf(token))
+      return known !== undefined && known.token === token && clock.now() <= known.goodUntil && known.generation === keyRing.generation ? known.payload : undefined
+    }
+    return {
+      verifiedBefore: appVerifiedBefore,
+      async verify (token) {
+        const known = appVerifiedBefore(token)
+        if (known !== undefined) return known
+        const signature = signatureOf(token)
+        const kid = kidOf(token)
+        const entry = kid === undefined ? undefined : await keyRing.keyFor(kid)
+        const now = clock.now()
+        if (kid === undefined || entry === undefined || entry.retiresAt <= now) throw new InvalidTokenError()
+        let verify = verifiers.get(kid)
+        if (verify === undefined) {
+          verify = createVerifier({
+            key: entry.key.publicKeyPem,
+            algorithms: [entry.key.algorithm],
+            allowedIss: issuer,
+            checkTyp: 'at+jwt',
+            requiredClaims: ['sub', 'client_id', 'jti', 'iat', 'exp', 'iss', 'aud'],
+            ignoreExpiration: true,
+            clockTolerance: 0
+          }) as (token: string) => AppTokenPayload
+          verifiers.set(kid, verify)
+        }
+        let payload: AppTokenPayload
+        try {
+          payload = verify(token)
+        } catch {
+          throw new InvalidTokenError()
+        }
+        if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') throw new InvalidTokenError()
+        if (now > payload.exp * 1000) throw new TokenExpiredError()
+        appVerified.set(signature, { token, payload: Object.freeze(payload), goodUntil: Math.min(payload.exp * 1000, entry.retiresAt - 1), generation: keyRing.generation })
+        return payload
+      }
+    }
+  }
+
   return {
+    appTokenVerifier,
     // iat from the app's clock; fast-jwt adds exp = iat + ACCESS_TOKEN_TTL.
     sign: ({ userId, sessionId, status }) => keyRing.signAccessToken({ sub: String(userId), sid: sessionId, status, iat: nowSeconds(clock) }),
     signStatusList: (payload) => keyRing.signStatusList(payload),

@@ -1,4 +1,4 @@
-import type { OAuthStore } from '../store.js'
+import type { OAuthModelClaim, OAuthStore } from '../store.js'
 import { and, asc, eq, gt, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
 import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
 import { oauthModels } from './schema.js'
@@ -14,6 +14,14 @@ const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModel
  * query would fail (500); no model the provider stores has one, so it is simply not found (invalid_client, invalid_grant).
  */
 const holdsNul = (value: string) => value.includes('\u0000')
+
+/** Inserts the model unless an unexpired one of that kind and id is (db/store/oauth.ts claimOAuthModel); its id when it wrote. */
+function claimIn (db: Pick<PostgresConnection['db'], 'insert'>, kind: string, { id, payload, expiresAt }: OAuthModelClaim, now: Date) {
+  const columns = oauthModelColumns(payload, expiresAt)
+  return db.insert(oauthModels).values({ kind, id, ...columns })
+    .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: { ...columns, consumedAt: null }, setWhere: lte(oauthModels.expiresAt, now) })
+    .returning({ id: oauthModels.id })
+}
 
 /** The OAuth provider's models in the PostgreSQL store (db/store/oauth.ts). Listings are in insertion order: the seq column (db/postgres/schema.ts). */
 export function oauthQueries (c: PostgresConnection): OAuthStore {
@@ -33,11 +41,16 @@ export function oauthQueries (c: PostgresConnection): OAuthStore {
     },
 
     async claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date) {
-      const columns = oauthModelColumns(payload, expiresAt)
-      const claimed = await c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
-        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: { ...columns, consumedAt: null }, setWhere: lte(oauthModels.expiresAt, now) })
-        .returning({ id: oauthModels.id }))
-      return claimed.length > 0
+      return (await c.run(() => claimIn(c.db, kind, { id, payload, expiresAt }, now))).length > 0
+    },
+
+    async claimOAuthModels (kind, claims, now) {
+      // One transaction, one commit; the claims one after the other in it, so an id named twice is taken once.
+      return await c.run(() => c.db.transaction(async (tx) => {
+        const claimed: boolean[] = []
+        for (const claim of claims) claimed.push((await claimIn(tx, kind, claim, now)).length > 0)
+        return claimed
+      }))
     },
 
     async findOAuthModel (kind: string, id: string, now: Date) {

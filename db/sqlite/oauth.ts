@@ -1,33 +1,39 @@
 import type { OAuthStore } from '../store.js'
-import { and, eq, gt, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
+import { and, eq, gt, isNull, lte, or, sql } from 'drizzle-orm'
 import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
 import { oauthModels } from './schema.js'
 import type { SqliteConnection } from './connection.js'
+import type { OAuthModelRow } from './queries.js'
 
 const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt }
+
+/** A model's row for the prepared writes (db/sqlite/queries.ts): its columns, times in milliseconds. */
+function rowOf (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null): OAuthModelRow {
+  const { expiresAt: expires, ...columns } = oauthModelColumns(payload, expiresAt)
+  return { kind, id, ...columns, expiresAt: expires === null ? null : expires.getTime() }
+}
 
 /** Not expired at `now`: a null expiry never expires. */
 const unexpired = (now: Date) => or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, now))
 
 /** The OAuth provider's models in the SQLite store (db/store/oauth.ts). Listings are in insertion order: the rowid (db/sqlite/schema.ts). */
 export function oauthQueries (c: SqliteConnection): OAuthStore {
-  const findOne = (kind: string, match: SQL, now: Date) => c.run(() => {
-    const row = c.db.select(recordColumns).from(oauthModels).where(and(eq(oauthModels.kind, kind), match, unexpired(now))).limit(1).get()
-    return row === undefined ? undefined : decodeOAuthModel(row)
-  })
-
   return {
     async upsertOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null) {
-      const columns = oauthModelColumns(payload, expiresAt)
-      c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
-        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: columns }).run())
+      const row = rowOf(kind, id, payload, expiresAt)
+      c.run(() => c.statements.upsertOAuthModel.run(row))
     },
 
     async claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date) {
-      const columns = oauthModelColumns(payload, expiresAt)
-      return c.run(() => c.db.insert(oauthModels).values({ kind, id, ...columns })
-        .onConflictDoUpdate({ target: [oauthModels.kind, oauthModels.id], set: { ...columns, consumedAt: null }, setWhere: lte(oauthModels.expiresAt, now) })
-        .run().changes > 0)
+      const row = rowOf(kind, id, payload, expiresAt)
+      return c.run(() => c.statements.claimOAuthModel.run({ ...row, now: now.getTime() }).changes > 0)
+    },
+
+    async claimOAuthModels (kind, claims, now) {
+      const at = now.getTime()
+      // A synchronous transaction: nothing else runs between the claims, and one commit writes them all.
+      return c.run(() => c.db.transaction(() => claims.map(({ id, payload, expiresAt }) =>
+        c.statements.claimOAuthModel.run({ ...rowOf(kind, id, payload, expiresAt), now: at }).changes > 0), { behavior: 'immediate' }))
     },
 
     async findOAuthModel (kind: string, id: string, now: Date) {
@@ -38,20 +44,25 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
     },
 
     async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {
-      return findOne(kind, eq(oauthModels.userCode, userCode), now)
+      return c.run(() => {
+        const row = c.statements.oauthModelByUserCode.get({ kind, userCode, now: now.getTime() })
+        return row === undefined ? undefined : decodeOAuthModel(row)
+      })
     },
 
     async findOAuthModelByUid (kind: string, uid: string, now: Date) {
-      return findOne(kind, eq(oauthModels.uid, uid), now)
+      return c.run(() => {
+        const row = c.statements.oauthModelByUid.get({ kind, uid, now: now.getTime() })
+        return row === undefined ? undefined : decodeOAuthModel(row)
+      })
     },
 
     async consumeOAuthModel (kind: string, id: string, now: Date) {
-      c.run(() => c.db.update(oauthModels).set({ consumedAt: now })
-        .where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id), isNull(oauthModels.consumedAt))).run())
+      c.run(() => c.statements.consumeOAuthModel.run({ kind, id, now: now.getTime() }))
     },
 
     async destroyOAuthModel (kind: string, id: string) {
-      c.run(() => c.db.delete(oauthModels).where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id))).run())
+      c.run(() => c.statements.destroyOAuthModel.run({ kind, id }))
     },
 
     async destroyOAuthModelsOfGrant (grantId: string) {

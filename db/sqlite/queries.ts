@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { and, asc, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, desc, eq, exists, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
 import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
@@ -11,6 +11,18 @@ export const SESSION_ROW_GRACE_MS = 60_000
 export const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTOPEN|PROTOCOL|NOMEM)/
 
 export type Db = ReturnType<typeof drizzle>
+
+/** An OAuth model's row as the prepared writes take it (db/oauth-model-rows.ts oauthModelColumns; times in milliseconds). */
+export interface OAuthModelRow {
+  kind: string
+  id: string
+  payload: string
+  grantId: string | null
+  userCode: string | null
+  uid: string | null
+  accountId: string | null
+  expiresAt: number | null
+}
 
 /** When a refresh token's session began (its login), in milliseconds: the token's own creation where the session row is gone. */
 function sessionStartOf (tokens: typeof refreshTokens) {
@@ -28,6 +40,42 @@ export function prepareStatements (db: Db) {
       .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.id, placeholder('id')),
         or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
       .limit(1).prepare(),
+    // oidc-provider's writes (db/sqlite/oauth.ts): a client-credentials token claims a status row, a code
+    // exchange consumes its code and writes its grant and tokens. Compiled once (issue 34: a Drizzle build
+    // and an SQLite compile per write were a quarter of a client-credentials grant's event-loop time).
+    // SQL as written: a Drizzle placeholder of a timestamp column maps its value as a Date, which null is not.
+    upsertOAuthModel: db.$client.prepare<OAuthModelRow>(`insert into oauth_models (kind, id, payload, grant_id, user_code, uid, account_id, expires_at)
+      values (@kind, @id, @payload, @grantId, @userCode, @uid, @accountId, @expiresAt)
+      on conflict (kind, id) do update set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+        uid = excluded.uid, account_id = excluded.account_id, expires_at = excluded.expires_at`),
+    // A row taken only where none is, or where the one there has expired (its consumption cleared).
+    claimOAuthModel: db.$client.prepare<OAuthModelRow & { now: number }>(`insert into oauth_models (kind, id, payload, grant_id, user_code, uid, account_id, expires_at)
+      values (@kind, @id, @payload, @grantId, @userCode, @uid, @accountId, @expiresAt)
+      on conflict (kind, id) do update set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+        uid = excluded.uid, account_id = excluded.account_id, expires_at = excluded.expires_at, consumed_at = null
+        where oauth_models.expires_at <= @now`),
+    consumeOAuthModel: db.$client.prepare<{ kind: string, id: string, now: number }>('update oauth_models set consumed_at = @now where kind = @kind and id = @id and consumed_at is null'),
+    destroyOAuthModel: db.$client.prepare<{ kind: string, id: string }>('delete from oauth_models where kind = @kind and id = @id'),
+    // A provider Session by its uid (every authorization and code exchange), a device code by its user code.
+    oauthModelByUid: db.select({ id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt })
+      .from(oauthModels)
+      .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.uid, placeholder('uid')),
+        or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
+      .limit(1).prepare(),
+    oauthModelByUserCode: db.select({ id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt })
+      .from(oauthModels)
+      .where(and(eq(oauthModels.kind, placeholder('kind')), eq(oauthModels.userCode, placeholder('userCode')),
+        or(isNull(oauthModels.expiresAt), gt(oauthModels.expiresAt, placeholder('now')))))
+      .limit(1).prepare(),
+    // A user's sessions with a live refresh token, newest first: GET /auth/sessions, and the provider Session's
+    // check that its service session still holds (core/oauth/provider-sessions.ts, every code exchange).
+    liveSessionsOfUser: db.select().from(sessions)
+      .where(and(eq(sessions.userId, placeholder('userId')), exists(db.select({ one: sql`1` }).from(refreshTokens).where(and(
+        eq(refreshTokens.familyId, sessions.id),
+        isNull(refreshTokens.revokedAt),
+        gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)
+      )))))
+      .orderBy(desc(sessions.createdAt)).prepare(),
     userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
     userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
     insertUser: db.insert(users).values({

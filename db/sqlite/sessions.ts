@@ -1,5 +1,5 @@
 import type { SessionsStore } from '../store.js'
-import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
 import type { NewRefreshToken, NewSession, Rotation, RotatedToken, SessionState } from '../store.js'
 import { refreshTokens, revocations, sessions } from './schema.js'
 import { SESSION_ROW_GRACE_MS, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
@@ -174,15 +174,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     },
 
     async listLiveSessions (userId: number, now: Date) {
-      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(and(
-        eq(refreshTokens.familyId, sessions.id),
-        isNull(refreshTokens.revokedAt),
-        gt(refreshTokens.expiresAt, now)
-      ))
-      return c.run(() => c.db.select().from(sessions)
-        .where(and(eq(sessions.userId, userId), exists(liveToken)))
-        .orderBy(desc(sessions.createdAt))
-        .all())
+      return c.run(() => c.statements.liveSessionsOfUser.all({ userId, now: now.getTime() }))
     },
 
     async sessionState (familyId: string, now: Date): Promise<SessionState> {

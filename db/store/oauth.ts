@@ -13,6 +13,13 @@ export interface OAuthModelRecord {
   consumedAt: Date | null
 }
 
+/** One claim of claimOAuthModels: the model's id, payload and expiry. */
+export interface OAuthModelClaim {
+  id: string
+  payload: Record<string, unknown>
+  expiresAt: Date
+}
+
 export interface OAuthStore {
   /**
    * Inserts the model `kind`/`id` or replaces its payload and expiry (keeping consumedAt). The
@@ -33,6 +40,12 @@ export interface OAuthStore {
    * client-credentials token's status index, core/oauth/client-token-status.ts), on any instance.
    */
   claimOAuthModel (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date, now: Date): Promise<boolean>
+  /**
+   * claimOAuthModel for each of `claims` (ids of `kind`), in one transaction: one commit for all, where a commit
+   * per claim was most of a claim's cost. Each is true when it wrote; an id named twice is claimed once (the
+   * first), the other is false. A failure of the transaction claims none.
+   */
+  claimOAuthModels (kind: string, claims: OAuthModelClaim[], now: Date): Promise<boolean[]>
   consumeOAuthModel (kind: string, id: string, now: Date): Promise<void>
   destroyOAuthModel (kind: string, id: string): Promise<void>
   /** Deletes every model of the grant (its codes, refresh tokens, the grant itself). */

@@ -38,7 +38,7 @@ export default fp<OAuthPluginOptions>(async (fastify, { signingKeyEncryptionKey,
   // The provider is built on first use; the logout tokens are signed by the one current when a grant ends.
   const backchannelLogout = createBackchannelLogout({ store, provider: async () => await oauth.current(), clock, log })
   revocations.onSessionRevoked((row) => { backchannelLogout.sessionRevoked(row) })
-  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, providerSessions, clientTokens, clock, log, cookieKeys: () => loadCookieKeys(store, sealer), backchannelLogout }, options)
+  const oauth = createOAuthProvider({ store, accessTokens, statusLists: statusList, grantSessions, providerSessions, clientTokens, clock, log, cookieKeys: () => loadCookieKeys(store, sealer), backchannelLogout, users: fastify.userCache }, options)
   fastify.decorate('oauth', oauth)
   fastify.decorate('apps', createApps({ store, grantSessions, revokeGrant: oauth.revokeGrant, securityEvents: fastify.securityEvents, clock }))
-}, { name: 'oauth', dependencies: ['store', 'tokens', 'status-list', 'clock', 'security-events'] })
+}, { name: 'oauth', dependencies: ['store', 'tokens', 'status-list', 'clock', 'security-events', 'user-cache'] })

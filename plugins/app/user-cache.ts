@@ -10,5 +10,5 @@ declare module 'fastify' {
 
 /** The user cache (core/users/user-cache.ts) as `fastify.userCache`, following the store's log. */
 export default fp<UserCacheOptions>(async (fastify, options) => {
-  fastify.decorate('userCache', createUserCache({ store: fastify.store, revocations: fastify.revocations }, options))
-}, { name: 'user-cache', dependencies: ['store'] })
+  fastify.decorate('userCache', createUserCache({ store: fastify.store, revocations: fastify.revocations, clock: fastify.clock }, options))
+}, { name: 'user-cache', dependencies: ['store', 'clock'] })

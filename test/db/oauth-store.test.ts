@@ -177,3 +177,20 @@ t.test('claimOAuthModel writes only where no unexpired model of that kind and id
   const replaced = await store.findOAuthModel('ClientTokenStatus', '7', later(61))
   t.match(replaced, { payload: { jti: 'e' }, expiresAt: later(240), consumedAt: null })
 })
+
+t.test('claimOAuthModels claims each id as claimOAuthModel does, in one transaction', async (t) => {
+  const store = await testStore(t)
+  await store.claimOAuthModel('ClientTokenStatus', '2', { jti: 'held' }, later(60), now)
+  await store.claimOAuthModel('ClientTokenStatus', '3', { jti: 'expired' }, later(10), now)
+  const claimed = await store.claimOAuthModels('ClientTokenStatus', [
+    { id: '1', payload: { jti: 'a' }, expiresAt: later(60) },
+    { id: '2', payload: { jti: 'b' }, expiresAt: later(60) },
+    { id: '3', payload: { jti: 'c' }, expiresAt: later(90) },
+    { id: '1', payload: { jti: 'd' }, expiresAt: later(60) }
+  ], later(20))
+  t.same(claimed, [true, false, true, false], 'a free id and an expired one are claimed; a live one, or one named before in the batch, is not')
+  t.match((await store.findOAuthModel('ClientTokenStatus', '1', later(20)))?.payload, { jti: 'a' })
+  t.match((await store.findOAuthModel('ClientTokenStatus', '2', later(20)))?.payload, { jti: 'held' })
+  t.match(await store.findOAuthModel('ClientTokenStatus', '3', later(20)), { payload: { jti: 'c' }, expiresAt: later(90), consumedAt: null })
+  t.same(await store.claimOAuthModels('ClientTokenStatus', [], now), [], 'an empty batch claims nothing')
+})

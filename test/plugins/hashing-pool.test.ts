@@ -94,3 +94,42 @@ test('closing the pool lets the work it took finish', async (t) => {
   for (const hash of await Promise.all(taken)) t.match(hash, /^\$argon2id\$/)
   await t.rejects(pool.run({ op: 'hash', password: 'four', options: ARGON2ID_OPTIONS }), /closed/, 'and then takes no more')
 })
+
+/** Timers the test fires by hand: the idle time passes when it says so. */
+function fakeTimers () {
+  const pending = new Map<number, { callback: () => void, ms: number }>()
+  let next = 0
+  return {
+    pending,
+    setTimeout: (callback: () => void, ms: number) => { pending.set(++next, { callback, ms }); return next },
+    clearTimeout: (handle: unknown) => { pending.delete(handle as number) },
+    /** The idle time passes: every pending timer fires. */
+    elapse () {
+      const due = [...pending.values()]
+      pending.clear()
+      for (const { callback } of due) callback()
+    }
+  }
+}
+
+test('an idle thread is ended after the idle time, and the next task starts a fresh one', { skip: process.platform !== 'linux' && 'threads counted in /proc' }, async (t) => {
+  const threads = () => readdirSync('/proc/self/task').length
+  const timers = fakeTimers()
+  const before = threads()
+  const pool = createHashingPool({ size: 1, idleMs: 5000, timers })
+  t.teardown(() => pool.close())
+  const first = await pool.run({ op: 'hash', password: 'a password', options: ARGON2ID_OPTIONS }) as string
+  t.ok(threads() > before, 'a thread for the first task')
+  t.same([...timers.pending.values()].map(({ ms }) => ms), [5000], 'its idle time runs once it has no task')
+  const busy = pool.run({ op: 'verify', passwordHash: first, password: 'a password' })
+  t.equal(timers.pending.size, 0, 'a task stops it')
+  t.equal(await busy, true)
+  t.equal(timers.pending.size, 1, 'and it runs again after')
+
+  timers.elapse()
+  for (const deadline = Date.now() + 10_000; threads() > before && Date.now() < deadline;) await setTimeout(20)
+  t.equal(threads(), before, 'the idle thread has ended')
+
+  t.equal(await pool.run({ op: 'verify', passwordHash: first, password: 'a password' }), true, 'a hash afterwards still works')
+  t.ok(threads() > before, 'on a fresh thread')
+})

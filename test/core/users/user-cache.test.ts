@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { UserRecord, UsersStore } from '../../../db/store.js'
-import { createUserCache } from '../../../core/users/user-cache.js'
+import { createUserCache, UNVERIFIED_EMAIL_RECHECK_MS } from '../../../core/users/user-cache.js'
 
 const user = (id: number, firstName = 'Ada'): UserRecord => ({
   id,
@@ -106,4 +106,28 @@ t.test('the cache is bounded: past USER_CACHE_MAX the least recently read goes; 
   await none.cache.find(1)
   t.equal(none.cache.peek(1), undefined)
   t.equal(none.cache.size, 0)
+})
+
+t.test('userinfo\'s read: a kept verified email stands; a kept unverified one is read again after UNVERIFIED_EMAIL_RECHECK_MS', async (t) => {
+  const rows = new Map<number, UserRecord>([[1, user(1)], [2, { ...user(2), emailVerified: true }]])
+  const reads = { count: 0 }
+  const store: Pick<UsersStore, 'findUserById'> = { async findUserById (id) { reads.count++; const row = rows.get(id); return row === undefined ? undefined : { ...row } } }
+  let now = 1_000_000
+  const cache = createUserCache({ store, revocations: { isFresh: () => true, onUserChange: () => {} }, clock: { now: () => now } }, { max: 10 })
+  t.match(await cache.findWithEmailVerified(1), { shown: { id: 1, email: 'user1@example.com' }, emailVerified: false })
+  t.match(await cache.findWithEmailVerified(2), { emailVerified: true })
+  t.equal(reads.count, 2)
+  rows.set(1, { ...user(1), emailVerified: true })
+  now += UNVERIFIED_EMAIL_RECHECK_MS - 1
+  t.equal((await cache.findWithEmailVerified(1))?.emailVerified, false, 'kept a while')
+  await cache.findWithEmailVerified(2)
+  t.equal(reads.count, 2, 'both from memory')
+  now += 1
+  t.equal((await cache.findWithEmailVerified(1))?.emailVerified, true, 'then read again: verified')
+  t.equal(reads.count, 3)
+  now += 10 * UNVERIFIED_EMAIL_RECHECK_MS
+  await cache.findWithEmailVerified(1)
+  await cache.findWithEmailVerified(2)
+  t.equal(reads.count, 3, 'a verified email stands (it turns unverified only with a new address, which drops the user)')
+  t.same(await cache.find(1), { id: 1, firstName: 'Ada', lastName: 'Lovelace', email: 'user1@example.com', username: null }, 'GET /users/:id\'s read shows what it showed')
 })

@@ -1,0 +1,9 @@
+// Preloaded into the service by bench/rss-probe.ts (node --import): answers an IPC 'memory' message with
+// process.memoryUsage() and the size of each V8 heap space, so the probe can tell V8's heap from the rest.
+import { getHeapSpaceStatistics } from 'node:v8'
+
+process.on('message', (message) => {
+  if (message !== 'memory') return
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.space_size]))
+  process.send?.({ memory: { ...process.memoryUsage(), spaces } })
+})
