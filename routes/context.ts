@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestHookHandler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { Config, Variant } from '../core/config.js'
-import type { Actor } from '../core/accounts/actor.js'
+import type { Actor } from '../core/sessions/actor.js'
 import { clientOf } from './client.js'
 import { claimsOf, requireAccessToken, signedInUser } from './guards.js'
 import { transportFor, type TokenTransport } from './transport.js'

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { AccountStore, UserRecord } from '../../../db/store.js'
 import { createAccount, LIVE_RESET_LINKS, RESET_MAILS_PER_HOUR } from '../../../core/accounts/account.js'
-import type { Actor } from '../../../core/accounts/actor.js'
+import type { Actor } from '../../../core/sessions/actor.js'
 import { InvalidCredentialsError } from '../../../core/errors.js'
 import { silentLogger, type Logger } from '../../../core/logger.js'
 import { testClock } from '../../fixtures/clock.js'
