@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { ONE_TIME_TOKEN_PURPOSES } from '../store/one-time-tokens.js'
 
 // The same tables as db/sqlite/schema.ts, in PostgreSQL's types. Unqualified names: the tables
 // live in the connection's search_path (public by default), so one database can hold several.
@@ -66,7 +67,7 @@ export const sessions = pgTable('sessions', {
 export const oneTimeTokens = pgTable('one_time_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  purpose: text('purpose', { enum: ['reset_password', 'verify_email', 'oidc_login'] }).notNull(),
+  purpose: text('purpose', { enum: ONE_TIME_TOKEN_PURPOSES }).notNull(),
   /** The address a verification link was sent to: it verifies only that address. */
   email: text('email').notNull(),
   createdAt: moment('created_at').notNull(),

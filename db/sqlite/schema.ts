@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { ONE_TIME_TOKEN_PURPOSES } from '../store/one-time-tokens.js'
 
 export const users = sqliteTable('users', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -62,7 +63,7 @@ export const sessions = sqliteTable('sessions', {
 export const oneTimeTokens = sqliteTable('one_time_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  purpose: text('purpose', { enum: ['reset_password', 'verify_email', 'oidc_login'] }).notNull(),
+  purpose: text('purpose', { enum: ONE_TIME_TOKEN_PURPOSES }).notNull(),
   /** The address a verification link was sent to: it verifies only that address. */
   email: text('email').notNull(),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
