@@ -10,13 +10,10 @@ import ts from 'typescript'
 // count: they tie the folders as much as any other.
 //
 // An import from folder A to folder B of the same floor is refused when B leads back to A. What the
-// other files import is read from disk, the folders' imports drawn from it at most every REREAD_MS (a
-// file read again only when it changed): eslint runs the rule once per file, and drawing them afresh
-// each time took as long as the rest of the lint. The linted file's own imports come from its text as
-// being linted, so an editor sees its own change at once and another file's within REREAD_MS.
+// other files import is read from disk (each file again only when it changed); the linted file's own
+// imports come from its text as being linted.
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/
-const REREAD_MS = 2000
 
 /** @type {Map<string, { mtimeMs: number, specifiers: string[] }>} the relative imports of each file read, by path */
 const readFiles = new Map()
@@ -45,19 +42,8 @@ function folderOf (floorPath, path) {
   return parts.length > 1 ? `${parts[0]}/` : parts[0].replace(/\.[cm]?js$/, '.ts')
 }
 
-/** @type {Map<string, { drawnAt: number, imports: ReturnType<typeof drawFolderImports> }>} by floor */
-const drawn = new Map()
-
-function folderImports (floorPath) {
-  const known = drawn.get(floorPath)
-  if (known !== undefined && performance.now() - known.drawnAt < REREAD_MS) return known.imports
-  const imports = drawFolderImports(floorPath)
-  drawn.set(floorPath, { drawnAt: performance.now(), imports })
-  return imports
-}
-
 /** Folder -> folder it imports -> the first import found that ties them, as [importing file, imported path]. */
-function drawFolderImports (floorPath) {
+function folderImports (floorPath) {
   const imports = new Map()
   for (const file of sourceFiles(floorPath)) {
     const from = folderOf(floorPath, file)
