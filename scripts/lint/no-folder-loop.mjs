@@ -15,7 +15,7 @@ import ts from 'typescript'
 
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/
 
-/** @type {Map<string, { mtimeMs: number, specifiers: string[] }>} the relative imports of each file read, by path */
+/** @type {Map<string, { stamp: string, specifiers: string[] }>} the relative imports of each file read, by path */
 const readFiles = new Map()
 
 function sourceFiles (folder) {
@@ -25,13 +25,14 @@ function sourceFiles (folder) {
 }
 
 function relativeImports (file) {
-  const { mtimeMs } = statSync(file)
+  const { mtimeMs, size } = statSync(file)
+  const stamp = `${mtimeMs} ${size}`
   const known = readFiles.get(file)
-  if (known !== undefined && known.mtimeMs === mtimeMs) return known.specifiers
+  if (known !== undefined && known.stamp === stamp) return known.specifiers
   // TypeScript's own scan of import, export ... from, import() and require(): comments and strings are not imports.
   const specifiers = ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles
     .map(imported => imported.fileName).filter(name => name.startsWith('.'))
-  readFiles.set(file, { mtimeMs, specifiers })
+  readFiles.set(file, { stamp, specifiers })
   return specifiers
 }
 
