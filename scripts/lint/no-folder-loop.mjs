@@ -4,10 +4,10 @@ import ts from 'typescript'
 
 // An eslint rule: the folders of one floor (core/accounts/, core/mfa/, ...; a file straight under the
 // floor, core/config.ts, counts as a folder of its own) may import each other, but never in a loop.
-// A loop of folders is one of files no longer: core/schemas/mfa.ts -> core/mfa/status.ts and
-// core/mfa/mfa.ts -> core/sessions/sessions.ts -> ... -> core/schemas/auth.ts close one without any file
-// importing itself back, which eslint-plugin-import's file-level no-cycle would not see. Type-only imports
-// count: they tie the folders as much as any other.
+// A loop of folders need not be a loop of files: core/schemas/mfa.ts once imported core/mfa/status.ts
+// while core/mfa/mfa.ts reached core/schemas/auth.ts through core/sessions/ and core/tokens/, and no
+// file imported itself back, so eslint-plugin-import's file-level no-cycle would not have seen it.
+// Type-only imports count: they tie the folders as much as any other.
 //
 // An import from folder A to folder B of the same floor is refused when B leads back to A. What the
 // other files import is read from disk (each file again only when it changed); the linted file's own
