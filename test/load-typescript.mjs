@@ -8,7 +8,8 @@
 // that does not exist into its `.ts`.
 //
 // On a Node without type stripping (20: the pass that runs `npm start` on the machine's own Node), swc
-// compiles them as before.
+// compiles them as before, and only there are source maps turned on (what swc emits needs them to show
+// the sources' lines; on Node 24 they only cost every process its dependencies' .map files).
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import module from 'node:module'
 import { dirname, join } from 'node:path'
@@ -61,5 +62,6 @@ if (process.features.typescript) {
     }
   })
 } else {
+  process.setSourceMapsEnabled(true)
   await import('@swc-node/register/esm-register')
 }
