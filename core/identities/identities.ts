@@ -38,7 +38,7 @@ export interface Identities {
   /**
    * The account of the provider's claims: the one linked to (provider, sub); else, only when the provider
    * says it verified the email, the one with that email (linked now; an account whose email was never
-   * verified is claimed first: account.proveAddress, pre-hijacking; a verified one loses its password, passkeys
+   * verified is claimed first: account.proveAddress (core/accounts/prove-address.ts), pre-hijacking; a verified one loses its password, passkeys
    * and sessions, which the one signing in never showed) or a new one without a password.
    * Throws SignInRefusedError.
    */
