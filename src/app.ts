@@ -255,7 +255,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   })
   // Users from other systems (POST /admin/users/import, account-service users import).
   await fastify.register(userImport)
-  await fastify.register(passkeys, { ...config.webauthn, requireEmailVerification: config.requireEmailVerification })
+  await fastify.register(passkeys, config.webauthn)
   // Sign-in with OpenID providers: discovery at start, each within OIDC_DISCOVERY_TIMEOUT.
   await fastify.register(oidc, { providers: config.oidc.providers, discoveryTimeoutSeconds: config.oidc.discoveryTimeoutSeconds })
   await fastify.register(identities)

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
+import { accountRefusal } from '../../core/authentication/complete-sign-in.js'
 import { SignInRefusedError } from '../../core/identities/identities.js'
 import { InvalidOidcStateError, InvalidRedirectError, mfaRequired } from '../../core/errors.js'
 import { landingPage } from '../../core/oidc/landing-page.js'
@@ -31,7 +32,7 @@ const errorCode = (value: string) => value.replace(/[^a-z_]/g, '').slice(0, 64) 
  */
 const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { variant, transport, mountPrefix, config } = fastify.routeContext
-  const { oidc, identities, store } = fastify
+  const { oidc, identities, authentication, store } = fastify
   const publicUrl = config.mail.publicUrl
   const callbackPath = (provider: string) => `${mountPrefix}/auth/oidc/${provider}/callback`
   const stateCookie = (provider: string) => stateCookieOf(mountPrefix, provider, config.cookieSecure)
@@ -125,16 +126,16 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       return sendBack(reply, pending.redirectTo, { error: error.reason })
     }
 
-    // As a password login (403 ACCOUNT_DISABLED): a disabled account does not sign in.
-    if (user.disabledAt !== null) return sendBack(reply, pending.redirectTo, { error: 'account_disabled' })
-    // As a password login (403 EMAIL_NOT_VERIFIED): an address neither the provider nor a mailed link verified does not sign in.
-    if (config.requireEmailVerification && !user.emailVerified) return sendBack(reply, pending.redirectTo, { error: 'email_not_verified' })
+    // Before a code is handed out, the refusals completeSignIn would answer (403 ACCOUNT_DISABLED, EMAIL_NOT_VERIFIED) as
+    // #error=account_disabled, #error=email_not_verified: an address neither the provider nor a mailed link verified does not sign in.
+    const refusal = accountRefusal(user, config.requireEmailVerification)
+    if (refusal !== undefined) return sendBack(reply, pending.redirectTo, { error: refusal })
     if (variant === 'header') {
       // A state another mount (the cookie variant's) started carries no challenge: no code can be bound to it.
       if (pending.codeChallenge === undefined) throw new InvalidOidcStateError()
       return sendBack(reply, pending.redirectTo, { code: await identities.issueLoginCode(user, provider, pending.codeChallenge) })
     }
-    const outcome = await identities.signIn(user, provider, client)
+    const outcome = await authentication.completeSignIn({ user, method: { kind: 'provider', provider }, client })
     // TOTP on: no cookie yet; the page asks for the code and sends it with the mfa_token to POST /auth/mfa/verify.
     if (outcome.kind === 'second_factor') return sendBack(reply, pending.redirectTo, { mfa_token: outcome.mfaToken })
     transport.deliver(reply, outcome.session)
@@ -156,7 +157,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       config: { ...perAddress, metric: 'login' }
     }, async (request) => {
       const { user, provider } = await identities.redeemLoginCode(request.body.code, request.body.code_verifier)
-      const outcome = await identities.signIn(user, provider, clientOf(request))
+      const outcome = await authentication.completeSignIn({ user, method: { kind: 'provider', provider }, client: clientOf(request) })
       if (outcome.kind === 'second_factor') throw mfaRequired(outcome.mfaToken)
       const { accessToken, refreshToken } = outcome.session
       return { user: presentUser(user, 'header'), accessToken, refreshToken }
