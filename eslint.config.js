@@ -34,14 +34,7 @@ const folderLoopRule = {
   files: [...FLOORS.map(([floor]) => `${floor}/**/*.ts`), 'src/**/*.ts'],
   plugins: { floors: { rules: { 'no-folder-loop': noFolderLoop } } },
   rules: {
-    'floors/no-folder-loop': ['error', {
-      allow: [
-        // Allowed until the outbox rewrite under way lands: security events hand each event to the
-        // webhooks (core/events/security-events.ts) while the webhooks name the event types
-        // (core/events/types.ts); the two are to meet through a subscription instead.
-        ['core/events', 'core/webhooks']
-      ]
-    }]
+    'floors/no-folder-loop': 'error'
   }
 }
 

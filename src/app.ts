@@ -225,9 +225,9 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     reloadIntervalSeconds: config.signingKeyReloadSeconds,
     rotateAfterSeconds: config.signingKeyRotateAfterSeconds
   })
-  // Before the security events, which write the webhooks they map to; it closes before the store (reverse order).
-  await fastify.register(webhooks, { webhooks: config.webhooks })
+  // The webhooks subscribe to the security events (the events they map to are written with them); they close before the store (reverse order).
   await fastify.register(securityEvents)
+  await fastify.register(webhooks, { webhooks: config.webhooks })
   await fastify.register(statusList, { publicUrl: config.mail.publicUrl, ttlSeconds: config.statusListTtlSeconds })
   await fastify.register(sessions, {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,

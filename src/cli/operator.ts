@@ -22,9 +22,9 @@ export interface Operator {
  * writes it. Errors are written to stderr (`log`); the rules' info lines are not printed.
  */
 export function operatorRules (store: AccountStore, config: Config, log: Logger): Operator {
-  const webhooks = createWebhooks({ store, clock: systemClock, log, presentUser: presentAdminUser }, { webhooks: config.webhooks })
-  const securityEvents = createSecurityEvents({ store, clock: systemClock, log, webhooks })
-  const mailer = createOutboxWriter({ store }, { sealingKey: config.signingKeyEncryptionKey })
+  const securityEvents = createSecurityEvents({ store, clock: systemClock, log })
+  const webhooks = createWebhooks({ store, clock: systemClock, log, presentUser: presentAdminUser, securityEvents }, { webhooks: config.webhooks })
+  const mailer = createOutboxWriter({ store, clock: systemClock }, { sealingKey: config.signingKeyEncryptionKey })
   const admin = createAdmin({
     store,
     clock: systemClock,
