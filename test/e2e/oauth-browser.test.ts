@@ -1,28 +1,18 @@
 import * as client from 'openid-client'
-import { createServer } from 'node:http'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
 import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
-import { addClient, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
+import { addClient, appSite, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
 
 /** One browser for the file's tests (each has its own context). */
 const chromium = () => sharedChromium(t)
 
 // The provider's browser steps in Chromium: the service's own sign-in, second-factor and consent
 // pages, the device verification page, and RP-initiated logout, under the pages' strict CSP.
-
-/** The app's site: it answers every path (the test reads the code from the URL the browser arrives at). */
-async function appSite (t: Test): Promise<string> {
-  const port = await freePort()
-  const site = createServer((_request, response) => { response.end('the app') })
-  await new Promise<void>(resolve => site.listen(port, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>(resolve => { site.closeAllConnections(); site.close(() => resolve()) }))
-  return `http://127.0.0.1:${port}`
-}
 
 t.test('in Chromium: sign-in page (password, then a TOTP code), consent page with Allow, back at the app with a code (cookie variant)', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
