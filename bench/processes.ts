@@ -37,7 +37,7 @@ export interface ServiceOptions {
 }
 
 /** A port free on 127.0.0.1 now (the OS's pick), for a service that must know its address before it listens. */
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   const server = createServer()
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

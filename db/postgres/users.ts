@@ -1,7 +1,7 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
 import type { AuditOf, ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, SecurityEventWrite, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
-import { containsPattern } from '../user-search.js'
+import { userSearchCondition } from '../user-search.js'
 import { users } from './schema.js'
 import { logRevocations, revokeTokensWith, type Transaction, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
@@ -92,15 +92,11 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         .limit(page.limit))
     },
 
-    async searchUsers ({ query, limit, afterId }: UserSearch) {
-      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
-      const matches = pattern === undefined
-        ? undefined
-        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+    async searchUsers (search: UserSearch) {
       return c.run(() => c.db.select().from(users)
-        .where(and(gt(users.id, afterId ?? 0), matches))
+        .where(userSearchCondition(users, search))
         .orderBy(asc(users.id))
-        .limit(limit))
+        .limit(search.limit))
     },
 
     async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {

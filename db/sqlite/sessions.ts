@@ -1,9 +1,10 @@
 import type { SessionsStore } from '../store.js'
-import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
+import { and, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, ne, notExists, or, sql } from 'drizzle-orm'
 import type { NewRefreshToken, NewSession, Rotation, RotatedToken, SessionState } from '../store.js'
 import { refreshTokens, revocations, sessions } from './schema.js'
 import { SESSION_ROW_GRACE_MS, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
 import type { SqliteConnection } from './connection.js'
+import { liveTokenOf } from '../live-sessions.js'
 
 type RotationOutcome = { rotated: RotatedToken | undefined } | { error: unknown }
 
@@ -174,11 +175,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     },
 
     async listLiveSessions (userId: number, now: Date) {
-      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(and(
-        eq(refreshTokens.familyId, sessions.id),
-        isNull(refreshTokens.revokedAt),
-        gt(refreshTokens.expiresAt, now)
-      ))
+      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(liveTokenOf(refreshTokens, sessions.id, now))
       return c.run(() => c.db.select().from(sessions)
         .where(and(eq(sessions.userId, userId), exists(liveToken)))
         .orderBy(desc(sessions.createdAt))

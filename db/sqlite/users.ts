@@ -1,7 +1,7 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm'
 import type { AuditOf, ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, SecurityEventWrite, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
-import { containsPattern } from '../user-search.js'
+import { userSearchCondition } from '../user-search.js'
 import { refreshTokens, securityEvents, users } from './schema.js'
 import { logRevocations, firstRow, revokeTokens, type Tx, voidMfaChallenges } from './queries.js'
 import type { SqliteConnection } from './connection.js'
@@ -73,15 +73,11 @@ export function usersQueries (c: SqliteConnection): UsersStore {
         .all())
     },
 
-    async searchUsers ({ query, limit, afterId }: UserSearch) {
-      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
-      const matches = pattern === undefined
-        ? undefined
-        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+    async searchUsers (search: UserSearch) {
       return c.run(() => c.db.select().from(users)
-        .where(and(gt(users.id, afterId ?? 0), matches))
+        .where(userSearchCondition(users, search))
         .orderBy(asc(users.id))
-        .limit(limit)
+        .limit(search.limit)
         .all())
     },
 

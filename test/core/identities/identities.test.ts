@@ -3,20 +3,13 @@ import { currentDate } from '../../../core/clock.js'
 import { createIdentities, LOGIN_CODE_TTL_SECONDS, SignInRefusedError } from '../../../core/identities/identities.js'
 import { s256 } from '../../../core/oidc/login-code.js'
 import type { ProviderClaims } from '../../../core/oidc/providers.js'
-import { testClock } from '../../fixtures/clock.js'
-import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from '../accounts/fakes.js'
+import { CLIENT, standIns } from '../accounts/fakes.js'
 
 const VERIFIER = 'the code verifier of the test app, at least 43 characters long'
 
 /** The identity rules on a fresh store; the account's proveAddress goes straight to the store's. */
 async function identitiesFor (t: Test) {
-  const store = await testStore(t)
-  const clock = testClock()
-  const mailer = fakeMailer()
-  const sessions = fakeSessions()
-  const securityEvents = recordingEvents()
-  const webhooks = recordingWebhooks()
+  const { store, clock, mailer, sessions, securityEvents, webhooks } = await standIns(t)
   const identities = createIdentities({
     store,
     clock,
