@@ -39,7 +39,8 @@ function freshSignInSince (details: Details, nowSeconds: number): number | undef
  * the page signs in through the service's API (password, then the second factor; a passkey), and
  * these routes tell the provider who signed in and what they allowed. The interaction is bound to
  * the browser by oidc-provider's cookie (its path is this page's); the sign-in by the service's own
- * access token, as the variant carries it.
+ * access token, as the variant carries it. Registered in the route context of the mount whose API the page
+ * calls (routes/oauth/index.ts): no answer is cached, the cookie variant refuses cross-site posts.
  */
 const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = async (fastify, { apiPrefix, variant }) => {
   const { oauth } = fastify
@@ -65,7 +66,7 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
   }
 
   fastify.get('/:uid', { schema: { hide: true, params: Uid } }, async (_request, reply) => {
-    reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+    reply.type('text/html; charset=utf-8')
     return page
   })
 
@@ -87,7 +88,6 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
     const details = await detailsOf(request, reply)
     const clientId = String(details.params.client_id)
     const client = await (await oauth.current()).Client.find(clientId)
-    reply.header('cache-control', 'no-store')
     return {
       prompt: details.prompt.name,
       client: { id: clientId, name: client?.clientName ?? clientId },
