@@ -1,4 +1,5 @@
 import neostandard from 'neostandard'
+import noFolderLoop from './scripts/lint/no-folder-loop.mjs'
 
 // The floors, bottom to top (docs/architecture.md): db, core, plugins, routes, src. A file may import
 // its own floor and the floors below it, never one above: each floor lists the folders it must not reach.
@@ -26,10 +27,22 @@ const floorRules = FLOORS.map(([floor, above]) => ({
   }
 }))
 
+// Inside a floor, folders may import each other, but never in a loop (core/schemas/ importing a type
+// of core/mfa/ while core/mfa/ reaches core/schemas/ through core/sessions/ and core/tokens/, say): what
+// both need moves to or below the lower one. A file straight under a floor counts as a folder of its own.
+const folderLoopRule = {
+  files: [...FLOORS.map(([floor]) => `${floor}/**/*.ts`), 'src/**/*.ts'],
+  plugins: { floors: { rules: { 'no-folder-loop': noFolderLoop } } },
+  rules: {
+    'floors/no-folder-loop': 'error'
+  }
+}
+
 export default [
   ...neostandard({
     ts: true,
     ignores: ['dist/**', '.dist/**', 'build/**', '.sea-cache/**', 'coverage/**', '.tap/**', 'db/sqlite/migrations/**', 'db/postgres/migrations/**']
   }),
-  ...floorRules
+  ...floorRules,
+  folderLoopRule
 ]

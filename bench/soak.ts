@@ -14,12 +14,12 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request } from 'autocannon'
 import { parseDurationSeconds } from '../core/duration.js'
+import { freePort } from './processes.js'
 
 const DURATION_SECONDS = parseDurationSeconds(process.env.SOAK_DURATION ?? '3m')
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 8)
@@ -32,14 +32,6 @@ interface Context {
   email?: string
   accessToken?: string
   refreshToken?: string
-}
-
-async function freePort (): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise(resolve => probe.close(resolve))
-  return port
 }
 
 /** Resident set size of a process in MiB, from /proc (Linux). */

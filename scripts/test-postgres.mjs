@@ -25,6 +25,8 @@ export const POSTGRES_TESTS = [
   'test/interop/*.test.ts',
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
   'test/admin/*.test.ts',
+  // The CLI's acts are the admin API's (the operator as actor): the same audit rows and webhook rows, in the deletion's transaction.
+  'test/security/cli-admin-rules.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts',
   // GET /users/:id from memory, kept exact across instances by the log.

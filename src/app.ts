@@ -225,9 +225,9 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     reloadIntervalSeconds: config.signingKeyReloadSeconds,
     rotateAfterSeconds: config.signingKeyRotateAfterSeconds
   })
-  // Before the security events, which write the webhooks they map to; it closes before the store (reverse order).
-  await fastify.register(webhooks, { webhooks: config.webhooks })
+  // The webhooks subscribe to the security events (the events they map to are written with them); they close before the store (reverse order).
   await fastify.register(securityEvents)
+  await fastify.register(webhooks, { webhooks: config.webhooks })
   await fastify.register(statusList, { publicUrl: config.mail.publicUrl, ttlSeconds: config.statusListTtlSeconds })
   await fastify.register(sessions, {
     refreshTokenTtlSeconds: config.refreshTokenTtlSeconds,
@@ -255,7 +255,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
   })
   // Users from other systems (POST /admin/users/import, account-service users import).
   await fastify.register(userImport)
-  await fastify.register(passkeys, { ...config.webauthn, requireEmailVerification: config.requireEmailVerification })
+  await fastify.register(passkeys, config.webauthn)
   // Sign-in with OpenID providers: discovery at start, each within OIDC_DISCOVERY_TIMEOUT.
   await fastify.register(oidc, { providers: config.oidc.providers, discoveryTimeoutSeconds: config.oidc.discoveryTimeoutSeconds })
   await fastify.register(identities)

@@ -1,4 +1,4 @@
-import type { AccountStore, AddressProof, AddressProofOutcome, NewUser, UserChanges, UserRecord } from '../../db/store.js'
+import type { AccountStore, NewUser, UserChanges, UserRecord } from '../../db/store.js'
 import type { Authentication } from '../authentication/authentication.js'
 import { currentDate, type Clock } from '../clock.js'
 import { InvalidVerificationTokenError, UserNotFoundError, ValidationFailedError } from '../errors.js'
@@ -10,10 +10,11 @@ import type { Mfa } from '../mfa/mfa.js'
 import { assertPasswordAllowed } from '../password-policy.js'
 import type { Passwords } from '../passwords/passwords.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { Actor } from '../sessions/actor.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
-import type { Actor } from './actor.js'
 import { createMailedTokens, type MailedTokensOptions } from './mailed-tokens.js'
+import { createProveAddress, type ProveAddress } from './prove-address.js'
 
 export { LIVE_RESET_LINKS, RESET_MAILS_PER_DAY, RESET_MAILS_PER_HOUR } from './mailed-tokens.js'
 
@@ -54,13 +55,8 @@ export interface AccountLifecycle {
   resetPassword (token: string, newPassword: string, client: Client): Promise<void>
   /** Marks the address the token was mailed to as verified; a never-verified account is claimed (see proveAddress). */
   verifyEmail (token: string, client: Client): Promise<void>
-  /**
-   * Someone proved they own the user's address (a reset, the verification link, a provider that verified
-   * it): AccountStore.proveAddress, in one transaction. On an account whose address was never verified,
-   * whatever the registrant set up (passkeys, TOTP, recovery codes, pending second steps, identities,
-   * sessions; with a provider, the password) is gone: pre-hijacking. Records what went as security events.
-   */
-  proveAddress (proof: AddressProof, client: Client): Promise<AddressProofOutcome>
+  /** The one function every proof of an address calls (./prove-address.ts): the claim of a never-verified account, its events. */
+  proveAddress: ProveAddress
 }
 
 /**
@@ -101,6 +97,7 @@ export interface AccountDependencies {
 export function createAccount (deps: AccountDependencies, options: AccountOptions): AccountLifecycle {
   const { store, clock, log, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa, webhooks } = deps
   const tokens = createMailedTokens({ store, clock, mailer }, options)
+  const proveAddress = createProveAddress({ store, clock, securityEvents })
 
   const account: AccountLifecycle = {
     async register ({ password, ...fields }) {
@@ -192,7 +189,7 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       const passwordHash = await account.acceptNewPassword(newPassword)
       await tokens.use(record, now)
       // The password, the voided tokens, the ended sessions, and (the link reached the inbox) the proof of the address, together.
-      const outcome = await account.proveAddress({ userId: record.userId, email: record.email, passwordHash }, client)
+      const outcome = await proveAddress({ userId: record.userId, email: record.email, passwordHash }, client)
       // The owner proved control of the address: the lockout a guesser caused ends.
       await loginThrottle.succeeded(record.email)
       // A locked second factor takes a few codes again (not the whole count: see MFA_WRONG_CODES_AFTER_RESET).
@@ -206,27 +203,11 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       const record = await tokens.usable(token, 'verify_email', now)
       await tokens.use(record, now)
       // Mailed to an address the user has since changed: it proves nothing about the current one.
-      const outcome = await account.proveAddress({ userId: record.userId, email: record.email }, client)
+      const outcome = await proveAddress({ userId: record.userId, email: record.email }, client)
       if (outcome.outcome !== 'proved') throw new InvalidVerificationTokenError()
     },
 
-    async proveAddress (proof, client) {
-      const outcome = await store.proveAddress(proof, currentDate(clock))
-      if (outcome.outcome === 'identity_conflict') return outcome
-      const { userId } = proof
-      if (outcome.sessionsEnded > 0) {
-        await securityEvents.record('session_revoked', client, { userId, detail: { reason: 'all sessions ended', sessions: outcome.sessionsEnded } })
-      }
-      if (outcome.outcome !== 'proved' || outcome.claimed === undefined) return outcome
-      // What the registrant of a never-verified address had set up, and the owner's proof removed.
-      const reason = 'address_proved'
-      for (const passkey of outcome.claimed.passkeys) {
-        await securityEvents.record('passkey_removed', client, { userId, detail: { passkey_id: passkey.id, name: passkey.name, reason } })
-      }
-      if (outcome.claimed.totp) await securityEvents.record('mfa_disabled', client, { userId, detail: { method: 'totp', reason } })
-      for (const provider of outcome.claimed.identities) await securityEvents.record('identity_unlinked', client, { userId, detail: { provider, reason } })
-      return outcome
-    }
+    proveAddress
   }
   return account
 }

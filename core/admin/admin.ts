@@ -2,12 +2,12 @@ import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, 
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
 import { AdminOnlyError, LastAdminError, MfaEnrollmentRequiredError, TargetIsAdminError, UserNotFoundError } from '../errors.js'
-import type { SecurityEvents } from '../events/security-events.js'
+import type { SecurityEvents, SecurityEventType } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
 import { invitationMail, signInMethodNotice } from '../mails.js'
 import type { Mfa } from '../mfa/mfa.js'
 import { isGrantSession } from '../oauth/grant-sessions.js'
-import { changeRole, isLastAdmin, type AdminActor } from './roles.js'
+import { isLastAdmin, roleChangedEvent, type AdminActor } from './roles.js'
 import type { Sessions } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 
@@ -70,11 +70,11 @@ export interface AdminOptions extends MailedTokensOptions {
 
 export interface AdminDependencies {
   store: Pick<AccountStore, 'searchUsers' | 'findUserById' | 'createUser' | 'disableUser' | 'enableUser' | 'revokeUserSessions' |
-    'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' | 'setUserRole' |
-    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'recordSecurityEvent' | 'countActiveAdmins'>
+    'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' |
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'countActiveAdmins'>
   clock: Clock
   sessions: Pick<Sessions, 'requireFresh' | 'requireSecondFactor'>
-  securityEvents: Pick<SecurityEvents, 'record'>
+  securityEvents: Pick<SecurityEvents, 'record' | 'prepare' | 'published'>
   mfa: Pick<Mfa, 'status'>
   mailer: Pick<Mailer, 'forOutbox' | 'wake' | 'enqueue'>
   /** user.deleted: a deleted user's own events are gone with it, so this one is sent here. */
@@ -109,8 +109,10 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
   }
 
   // The target's id goes in detail too: an admin's rows outlive the user's deletion with user_id null (deleteUser).
-  const record = (actor: AdminActor, type: Parameters<SecurityEvents['record']>[0], userId: number | null, detail: Record<string, unknown> = {}) =>
-    securityEvents.record(type, actor.client, { userId, actorId: actor.adminId, detail: { user_id: userId, ...detail } })
+  const subjectOf = (actor: AdminActor, userId: number | null, detail: Record<string, unknown>) =>
+    ({ userId, actorId: actor.adminId, detail: { user_id: userId, ...detail } })
+  const record = (actor: AdminActor, type: SecurityEventType, userId: number | null, detail: Record<string, unknown> = {}) =>
+    securityEvents.record(type, actor.client, subjectOf(actor, userId, detail))
 
   return {
     async authorize (user, sessionId, { change }) {
@@ -151,9 +153,10 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
       }
     },
 
-    async createUser (actor, { invite, role, ...fields }) {
-      let user = await store.createUser({ ...fields, passwordHash: null })
-      if (role !== undefined && role !== 'user') user = (await changeRole(store, user.id, role, actor, currentDate(clock))).user
+    async createUser (actor, { invite, role = 'user', ...fields }) {
+      // A user made with another role is written with it and its role_changed row, in one transaction.
+      const audit = role === 'user' ? undefined : (created: UserRecord) => ({ event: roleChangedEvent(created.id, 'user', role, actor, currentDate(clock)) })
+      const user = await store.createUser({ ...fields, passwordHash: null, role }, undefined, audit)
       let invited = false
       if (invite) {
         // A password-reset token: the link opens /reset-password, where the new user chooses a password (and proves the address).
@@ -186,8 +189,10 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
     async resetMfa (actor, userId) {
       const user = await target(actor, userId, { self: 'allowed' })
       const wasOn = (await store.findTotp(userId))?.confirmedAt != null
-      const removed = await store.deleteTotp(userId)
-      await record(actor, 'admin_mfa_reset', userId, { totp_was_on: wasOn })
+      // The second factor goes with its audit row (and the mfa.changed it sends): both or neither.
+      const audit = await securityEvents.prepare('admin_mfa_reset', actor.client, subjectOf(actor, userId, { totp_was_on: wasOn }))
+      const removed = await store.deleteTotp(userId, audit)
+      securityEvents.published(audit)
       // In the outbox before the answer, as when the owner turns it off: whoever asked support for it may not be the owner.
       if (wasOn) await mailer.enqueue(signInMethodNotice(user.email, { kind: 'totp_reset' }, currentDate(clock), actor.client))
       return { totpWasOn: wasOn, removed }

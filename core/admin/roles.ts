@@ -1,4 +1,4 @@
-import type { AccountStore, UserRecord, UserRole } from '../../db/store.js'
+import type { AccountStore, NewSecurityEvent, UserRecord, UserRole } from '../../db/store.js'
 import { LastAdminError, UserNotFoundError } from '../errors.js'
 import type { Client } from '../events/types.js'
 
@@ -16,23 +16,25 @@ export async function isLastAdmin (store: Pick<AccountStore, 'countActiveAdmins'
 /** The operator at the CLI (account-service): no admin account (actor_id null), the CLI as its client. */
 export const CLI_OPERATOR: AdminActor = { adminId: null, client: { ip: null, userAgent: 'account-service CLI', requestId: null } }
 
+/** The audit row of a role change: `role_changed`, with the acting admin (null from the CLI). */
+export function roleChangedEvent (userId: number, from: UserRole, to: UserRole, actor: AdminActor, now: Date): NewSecurityEvent {
+  const { ip, userAgent, requestId } = actor.client
+  return { type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail: { user_id: userId, from, to }, createdAt: now }
+}
+
 /**
- * Sets a user's role and records `role_changed` (with the acting admin, null from the CLI). The one
- * rule of a role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.
+ * Sets a user's role and records `role_changed` in the same transaction (both or neither). The one rule of a
+ * role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.
  */
 export async function changeRole (
-  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'recordSecurityEvent' | 'countActiveAdmins'>, userId: number, role: UserRole, actor: AdminActor, now: Date
+  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'countActiveAdmins'>, userId: number, role: UserRole, actor: AdminActor, now: Date
 ): Promise<{ user: UserRecord, changed: boolean }> {
   const user = await store.findUserById(userId)
   if (user === undefined) throw new UserNotFoundError()
   // An admin demoting itself must leave another behind: else no one is left to use /admin (409 LAST_ADMIN).
   if (actor.adminId === userId && user.role === 'admin' && role !== 'admin' && await isLastAdmin(store, user)) throw new LastAdminError()
-  if (!await store.setUserRole(userId, role, now)) throw new UserNotFoundError()
   const changed = user.role !== role
-  if (changed) {
-    const { ip, userAgent, requestId } = actor.client
-    const detail = { user_id: userId, from: user.role, to: role }
-    await store.recordSecurityEvent({ type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail, createdAt: now })
-  }
+  const audit = changed ? { event: roleChangedEvent(userId, user.role, role, actor, now) } : undefined
+  if (!await store.setUserRole(userId, role, now, audit)) throw new UserNotFoundError()
   return { user: { ...user, role }, changed }
 }

@@ -1,5 +1,5 @@
 import type { AccountStore, UserRecord } from '../../db/store.js'
-import { AccountDisabledError, EmailNotVerifiedError, InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
+import { InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
 import type { LoginThrottle, Reservation } from '../lockout/login-throttle.js'
 import type { Logger } from '../logger.js'
 import { MFA_MAX_WRONG_CODES, type Mfa, type MfaVerdict } from '../mfa/mfa.js'
@@ -7,6 +7,7 @@ import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Passwords } from '../passwords/passwords.js'
 import type { AuthenticationMethod } from '../sessions/authentication-methods.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
+import { createSignInCompletion, refuseSignIn, type CompleteSignIn } from './complete-sign-in.js'
 
 export interface Authentication {
   /**
@@ -36,10 +37,16 @@ export interface Authentication {
    * 403 MFA_REQUIRED, a wrong one 401 INVALID_MFA_CODE, counted with the account's failed logins.
    */
   reauthenticate (user: UserRecord, proof: { password: string, code?: string }, client: Client, sessionId: string): Promise<void>
+  /**
+   * The one end of every sign-in, once its method proved the user (./complete-sign-in.ts): 403 ACCOUNT_DISABLED,
+   * 403 EMAIL_NOT_VERIFIED (REQUIRE_EMAIL_VERIFICATION, at a first step), an `mfa_token` when one factor is not
+   * enough, else a new session and its `login` (`passkey_login`) event. Passkeys and providers end here too.
+   */
+  completeSignIn: CompleteSignIn
 }
 
 export interface AuthenticationOptions {
-  /** REQUIRE_EMAIL_VERIFICATION: login refuses (403) until the email is verified. */
+  /** REQUIRE_EMAIL_VERIFICATION: a sign-in (password, passkey, provider) refuses (403) until the email is verified. */
   requireEmailVerification: boolean
 }
 
@@ -114,6 +121,8 @@ export function createAuthentication (
     throw new InvalidMfaCodeError()
   }
 
+  const completeSignIn = createSignInCompletion({ mfa, loginThrottle, sessions, securityEvents }, { requireEmailVerification })
+
   const authentication: Authentication = {
     async logIn (email, password, client) {
       const user = await store.findUserByEmail(email)
@@ -131,9 +140,8 @@ export function createAuthentication (
       // failures so far (wrong codes among them) stay until a code passes.
       if (secondStep) await loginThrottle.release(email, reservation)
       else await loginThrottle.succeeded(email)
-      // Only after the password matched: the refusal tells a guesser nothing about the account.
-      if (user.disabledAt !== null) throw new AccountDisabledError()
-      if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
+      // Only after the password matched (in completeSignIn): a refusal tells a guesser nothing about the account.
+      const outcome = await completeSignIn({ user, method: { kind: 'password' }, client, secondFactorRequired: secondStep })
       if (passwords.needsRehash(passwordHash)) {
         // Hash parameters were raised since this password was set: only now do we hold the password to rehash it.
         try {
@@ -142,18 +150,17 @@ export function createAuthentication (
           log.warn({ err: error, userId: user.id }, 'password rehash failed; retried at the next login')
         }
       }
-      if (secondStep) throw mfaRequired(await mfa.challenge(user.id))
-      const session = await sessions.start(user.id, client, { methods: ['password'] })
-      await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: 'password' } })
-      return { user, session }
+      if (outcome.kind === 'second_factor') throw mfaRequired(outcome.mfaToken)
+      return { user, session: outcome.session }
     },
 
     async completeMfaLogin (mfaToken, code, client) {
       const challenge = await mfa.openChallenge(mfaToken)
       const user = challenge === undefined ? undefined : await store.findUserById(challenge.userId)
       if (user === undefined) throw new InvalidMfaTokenError()
-      // Disabling voids the pending challenges; this covers a challenge opened in the same instant.
-      if (user.disabledAt !== null) throw new AccountDisabledError()
+      // Before the code is judged. Disabling voids the pending challenges; this covers a challenge opened in the same instant.
+      // The address was judged at the first step.
+      refuseSignIn(user, false)
       // Under the same lockout as the password: a wrong code is a failed login of the account.
       const reservation = await loginThrottle.reserve(user.email)
       const verdict = await settled(user.email, reservation, () => mfa.attempt(mfaToken, user, code))
@@ -175,11 +182,8 @@ export function createAuthentication (
       }
       // The first factor is the one the mfa_token was issued after: a password, or a provider's sign-in.
       const provider = mfa.providerOf(mfaToken)
-      // Its authenticatedAt is now: the first factor and the code together are this session's proof (REAUTH_MAX_AGE).
-      const session = await sessions.start(user.id, client, { methods: [provider === undefined ? 'password' : 'provider', verdict.method] })
-      const firstFactor = provider === undefined ? {} : { provider }
-      await securityEvents.record('login', client, {
-        userId: user.id, sessionId: session.sessionId, detail: { method: `${provider === undefined ? 'password' : 'oidc'}+${verdict.method}`, ...firstFactor }
+      const { session } = await completeSignIn({
+        user, method: provider === undefined ? { kind: 'password' } : { kind: 'provider', provider }, client, secondFactor: verdict.method
       })
       return { user, session }
     },
@@ -209,7 +213,9 @@ export function createAuthentication (
       }
       await sessions.markAuthenticated(sessionId, methods)
       await securityEvents.record('reauthenticated', client, { ...subject, detail: { method: methods.join('+') } })
-    }
+    },
+
+    completeSignIn
   }
   return authentication
 }

@@ -2,18 +2,17 @@ import { currentDate, type Clock } from '../clock.js'
 import { DuplicateValueError, IdentityTakenError, type AccountStore, type IdentityRecord, type UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
 import { withoutControlCharacters } from '../control-characters.js'
-import { AccountDisabledError, IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../errors.js'
+import { IdentityNotFoundError, InvalidCodeError, LastLoginMethodError } from '../errors.js'
 import { signInMethodNotice } from '../mails.js'
 import { candidateUsername } from '../oidc/usernames.js'
 import { newLoginCode, providerOfLoginCode, verifierMatches } from '../oidc/login-code.js'
 import { hashToken } from '../tokens/random-token.js'
 import type { AccountLifecycle } from '../accounts/account.js'
-import type { Actor } from '../accounts/actor.js'
+import type { Actor } from '../sessions/actor.js'
 import type { Mailer } from '../mail/mailer.js'
-import type { Mfa } from '../mfa/mfa.js'
 import type { ProviderClaims } from '../oidc/providers.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
-import type { Sessions, StartedSession } from '../sessions/sessions.js'
+import type { Sessions } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 
 /**
@@ -35,24 +34,15 @@ export class SignInRefusedError extends Error {
   }
 }
 
-/**
- * What a provider sign-in ends in: a session, or, for an account with TOTP (the provider is the
- * first factor only), an `mfa_token` for POST /auth/mfa/verify: the routes answer 403 MFA_REQUIRED
- * with it (exchange) or send the browser back with `#mfa_token=` (cookie callback).
- */
-export type SignInOutcome = { kind: 'session', session: StartedSession } | { kind: 'second_factor', mfaToken: string }
-
 export interface Identities {
   /**
    * The account of the provider's claims: the one linked to (provider, sub); else, only when the provider
    * says it verified the email, the one with that email (linked now; an account whose email was never
-   * verified is claimed first: account.proveAddress, pre-hijacking; a verified one loses its password, passkeys
+   * verified is claimed first: account.proveAddress (core/accounts/prove-address.ts), pre-hijacking; a verified one loses its password, passkeys
    * and sessions, which the one signing in never showed) or a new one without a password.
    * Throws SignInRefusedError.
    */
   accountFor (provider: string, claims: ProviderClaims, variant: Variant, client: Client): Promise<UserRecord>
-  /** The one place that decides what a provider sign-in yields: a session, or a second factor to ask for. Records the login. */
-  signIn (user: UserRecord, provider: string, client: Client): Promise<SignInOutcome>
   /**
    * A one-time code for POST /auth/oidc/exchange (header variant): single use, LOGIN_CODE_TTL_SECONDS,
    * bound to the PKCE code_challenge (S256) of the app that started the sign-in.
@@ -72,12 +62,11 @@ export interface IdentitiesDependencies {
   store: Pick<AccountStore, 'findIdentity' | 'findUserById' | 'findUserByEmail' | 'createUserWithIdentity' |
     'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'listIdentities' | 'unlinkIdentity'>
   clock: Clock
-  sessions: Pick<Sessions, 'start' | 'requireFresh'>
+  sessions: Pick<Sessions, 'requireFresh'>
   securityEvents: Pick<SecurityEvents, 'record'>
   /** user.created for an account a provider sign-in makes, written with the account. */
   webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
   account: Pick<AccountLifecycle, 'proveAddress'>
-  mfa: Pick<Mfa, 'isRequired' | 'challenge'>
   mailer: Pick<Mailer, 'enqueue'>
 }
 
@@ -99,9 +88,10 @@ function namesOf (claims: ProviderClaims, email: string): { firstName: string, l
 
 /**
  * Accounts and provider identities: who a provider sign-in signs in, the linking rules, the
- * header variant's one-time code, and the identities a user sees and unlinks.
+ * header variant's one-time code, and the identities a user sees and unlinks. The sign-in itself
+ * ends where every sign-in does: authentication.completeSignIn (core/authentication/complete-sign-in.ts).
  */
-export function createIdentities ({ store, clock, sessions, securityEvents, account, mfa, mailer, webhooks }: IdentitiesDependencies): Identities {
+export function createIdentities ({ store, clock, sessions, securityEvents, account, mailer, webhooks }: IdentitiesDependencies): Identities {
   /**
    * Links the identity to an account found by a verified email. The account's address was proved just now:
    * one whose address nobody proved before is claimed from whoever registered it, in the same transaction
@@ -174,15 +164,6 @@ export function createIdentities ({ store, clock, sessions, securityEvents, acco
         if (user !== undefined) return user
       }
       throw new SignInRefusedError('account_exists')
-    },
-
-    async signIn (user, provider, client) {
-      if (user.disabledAt !== null) throw new AccountDisabledError()
-      // With TOTP on, the provider is the first factor only: no session before the code.
-      if (await mfa.isRequired(user.id)) return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, provider) }
-      const session = await sessions.start(user.id, client, { methods: ['provider'] })
-      await securityEvents.record('login', client, { userId: user.id, sessionId: session.sessionId, detail: { method: 'oidc', provider } })
-      return { kind: 'session', session }
     },
 
     async issueLoginCode (user, provider, codeChallenge) {

@@ -1,7 +1,9 @@
 import type { AccountStore, MailMessage } from '../../db/store.js'
+import { currentDate, type Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Logger } from '../logger.js'
-import { OutboxWorker } from './outbox-worker.js'
+import { OutboxWorker } from '../outbox/outbox-worker.js'
+import { mailQueue, mailSender } from './mail-outbox.js'
 import { createSealer, isSealed, UnsealError } from '../secrets/sealing.js'
 
 export type { MailMessage } from '../../db/store.js'
@@ -50,6 +52,8 @@ export interface MailerService extends Mailer {
 
 export interface MailerDependencies {
   store: Pick<AccountStore, 'enqueueMail' | 'countPendingMails' | 'claimMails' | 'markMailSent' | 'retryMail' | 'markMailFailed'>
+  /** Dates the mail and schedules its attempts; a test moves it forward instead of sleeping. */
+  clock: Clock
   log: Logger
 }
 
@@ -74,11 +78,11 @@ function outboxForm (sealingKey?: Buffer): (message: MailMessage) => MailMessage
  * writes, so a command neither needs the mail server nor waits for it.
  */
 export function createOutboxWriter (
-  { store }: { store: Pick<AccountStore, 'enqueueMail'> }, { sealingKey }: { sealingKey?: Buffer }
+  { store, clock }: { store: Pick<AccountStore, 'enqueueMail'>, clock: Clock }, { sealingKey }: { sealingKey?: Buffer }
 ): Pick<Mailer, 'enqueue' | 'forOutbox' | 'wake'> {
   const forOutbox = outboxForm(sealingKey)
   return {
-    async enqueue (message) { await store.enqueueMail(forOutbox(message), new Date()) },
+    async enqueue (message) { await store.enqueueMail(forOutbox(message), currentDate(clock)) },
     forOutbox,
     wake () {}
   }
@@ -89,12 +93,12 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 
 /**
  * Outgoing mail through an outbox in the store: a mail is written there first, then a worker
- * (core/mail/outbox-worker.ts) sends it over SMTP (nodemailer, SMTP_URL), with retries and
+ * (core/outbox/outbox-worker.ts, with mail's sender: core/mail/mail-outbox.ts) sends it over SMTP (nodemailer, SMTP_URL), with retries and
  * exponential backoff up to MAIL_MAX_ATTEMPTS; it survives an SMTP outage and a restart. Without
  * SMTP_URL mail is disabled; outside production each message is written to the log instead, so the
  * reset and verification links of a local demo can be followed.
  */
-export async function createMailer ({ store, log }: MailerDependencies, { mail, nodeEnv, sealingKey }: MailerOptions): Promise<MailerService> {
+export async function createMailer ({ store, clock, log }: MailerDependencies, { mail, nodeEnv, sealingKey }: MailerOptions): Promise<MailerService> {
   // nodemailer (about 15 MB) is loaded only when there is an SMTP server to send to.
   const transport = mail.smtpUrl === undefined
     ? undefined
@@ -122,7 +126,13 @@ export async function createMailer ({ store, log }: MailerDependencies, { mail, 
     return true
   }
 
-  const worker = new OutboxWorker({ store, deliver, maxAttempts: mail.maxAttempts, retryDelayMs: mail.retryDelayMs, log })
+  const worker = new OutboxWorker({
+    queue: mailQueue(store),
+    sender: mailSender({ deliver, retryDelayMs: mail.retryDelayMs }),
+    clock,
+    log,
+    maxAttempts: mail.maxAttempts
+  })
   const jobs = new Set<Promise<void>>()
   let failedJobs = 0
 
@@ -136,7 +146,7 @@ export async function createMailer ({ store, log }: MailerDependencies, { mail, 
       const running = new Promise(resolve => delayMs === undefined ? setImmediate(resolve) : setTimeout(resolve, delayMs))
         .then(async () => {
           const message = typeof job === 'function' ? await job() : job
-          if (message !== undefined) await store.enqueueMail(forOutbox(message), new Date())
+          if (message !== undefined) await store.enqueueMail(forOutbox(message), currentDate(clock))
           worker.wake()
         })
         .catch((error: unknown) => {
@@ -147,7 +157,7 @@ export async function createMailer ({ store, log }: MailerDependencies, { mail, 
       jobs.add(running)
     },
     async enqueue (message) {
-      await store.enqueueMail(forOutbox(message), new Date())
+      await store.enqueueMail(forOutbox(message), currentDate(clock))
       worker.wake()
     },
     forOutbox,

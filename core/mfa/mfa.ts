@@ -6,12 +6,11 @@ import { hashRecoveryCode, newRecoveryCodes } from './recovery-codes.js'
 import { asTotpCode, matchingStep, newTotpSecret, otpauthUrl } from './totp.js'
 import { createSealer, isSealed } from '../secrets/sealing.js'
 import { hashToken, newRandomToken } from '../tokens/random-token.js'
-import type { Actor } from '../accounts/actor.js'
+import type { Actor } from '../sessions/actor.js'
 import type { SecurityEvents } from '../events/security-events.js'
 import type { Mailer } from '../mail/mailer.js'
 import type { Sessions } from '../sessions/sessions.js'
-import type { MfaStatus } from './status.js'
-export type { MfaStatus } from './status.js'
+import type { MfaStatus } from '../schemas/mfa.js'
 
 /** Wrong codes one mfa_token takes before it is void (the account lockout counts them too). */
 export const MFA_MAX_FAILURES = 5

@@ -1,7 +1,6 @@
 import { createHash, randomInt } from 'node:crypto'
+import { RECOVERY_CODES_PER_SET } from '../schemas/mfa.js'
 
-/** How many recovery codes a set holds. */
-export const RECOVERY_CODES_PER_SET = 10
 /** Lower-case RFC 4648 base32: no 0, 1, 8 or 9 to mistake for o, l, b or g when a code is read off paper. */
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567'
 /** 12 characters of 32: 60 random bits each, shown as xxxx-xxxx-xxxx. */

@@ -1,17 +1,8 @@
 import type { AccountStore } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
+import type { AppAccess } from '../schemas/apps.js'
 import { grantSessionId, type GrantSessions } from './grant-sessions.js'
-
-/** An app a user has let in: its grants to one client, taken together. */
-export interface AppAccess {
-  clientId: string
-  name: string
-  scopes: string[]
-  grantedAt: Date
-  /** When the app last got a token (written at most once a minute per grant). */
-  lastUsedAt: Date
-}
 
 export interface Apps {
   /** The apps with access to the user's account: a live grant each, newest use first. */

@@ -1,9 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { newRandomToken } from '../tokens/random-token.js'
 
-/** An RFC 7636 S256 code_challenge: the base64url SHA-256 of a verifier, 43 characters. */
-export const CODE_CHALLENGE_PATTERN = '^[A-Za-z0-9_-]{43}$'
-
 /** RFC 7636's S256: the challenge a verifier answers. */
 export function s256 (codeVerifier: string): string {
   return createHash('sha256').update(codeVerifier).digest('base64url')

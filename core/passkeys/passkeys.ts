@@ -5,14 +5,14 @@ import type {
 } from '@simplewebauthn/server'
 import { currentDate, type Clock } from '../clock.js'
 import type { PasskeyRecord, PasskeysStore, SecondFactorsStore, UserRecord, UsersStore } from '../../db/store.js'
+import type { Authentication } from '../authentication/authentication.js'
 import {
-  AccountDisabledError, EmailNotVerifiedError, InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
+  InvalidPasskeyError, InvalidPasskeyRegistrationError, PasskeyAlreadyRegisteredError,
   PasskeyCounterRegressedError, PasskeyNotFoundError
 } from '../errors.js'
 import { signInMethodNotice } from '../mails.js'
 import type { Logger } from '../logger.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
-import type { LoginThrottle } from '../lockout/login-throttle.js'
 import type { Mailer } from '../mail/mailer.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
 import { createWebauthnChallenges, PASSKEY_CHALLENGE_TTL_MS } from './challenges.js'
@@ -45,8 +45,8 @@ export interface Passkeys {
   /** Options for navigator.credentials.get() with no allowCredentials: the authenticator offers the passkeys it holds. */
   authenticationOptions (): Promise<PublicKeyCredentialRequestOptionsJSON>
   /**
-   * A passkey with user verification to a new session: 401 INVALID_PASSKEY, 401 PASSKEY_COUNTER_REGRESSED,
-   * 403 EMAIL_NOT_VERIFIED (with REQUIRE_EMAIL_VERIFICATION).
+   * A passkey with user verification to a new session: 401 INVALID_PASSKEY, 401 PASSKEY_COUNTER_REGRESSED, then
+   * authentication.completeSignIn's 403 ACCOUNT_DISABLED and EMAIL_NOT_VERIFIED (with REQUIRE_EMAIL_VERIFICATION).
    */
   logIn (response: AuthenticationResponseJSON, client: Client): Promise<{ user: UserRecord, session: StartedSession }>
   /**
@@ -61,16 +61,16 @@ export interface PasskeysOptions {
   rpName: string
   /** The origins a ceremony may run on (clientDataJSON.origin). */
   origins: string[]
-  requireEmailVerification: boolean
 }
 
 export interface PasskeysDependencies {
   store: PasskeysStore & Pick<UsersStore, 'findUserById'> & Pick<SecondFactorsStore, 'findTotp'>
   clock: Clock
   log: Logger
-  sessions: Pick<Sessions, 'start' | 'markAuthenticated' | 'requireFresh' | 'requireSecondFactor'>
+  sessions: Pick<Sessions, 'markAuthenticated' | 'requireFresh' | 'requireSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record'>
-  loginThrottle: Pick<LoginThrottle, 'succeeded'>
+  /** Where a passkey's sign-in ends, as every sign-in does. */
+  authentication: Pick<Authentication, 'completeSignIn'>
   mailer: Pick<Mailer, 'enqueue'>
 }
 
@@ -89,8 +89,8 @@ const userHandleOf = (userId: number) => new TextEncoder().encode(String(userId)
  * judged after the signature: a counter that goes back is refused and recorded. The challenges
  * are ./challenges.ts.
  */
-export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, origins, requireEmailVerification }: PasskeysOptions): Passkeys {
-  const { store, clock, log, sessions, securityEvents, loginThrottle, mailer } = deps
+export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, origins }: PasskeysOptions): Passkeys {
+  const { store, clock, log, sessions, securityEvents, authentication, mailer } = deps
   const challenges = createWebauthnChallenges({ store, clock })
 
   async function ownPasskey (userId: number, id: string): Promise<PasskeyRecord> {
@@ -225,13 +225,8 @@ export function createPasskeys (deps: PasskeysDependencies, { rpId, rpName, orig
       const passkey = await verifiedAssertion(response, client)
       const user = await store.findUserById(passkey.userId)
       if (user === undefined) throw new InvalidPasskeyError()
-      if (user.disabledAt !== null) throw new AccountDisabledError()
-      if (requireEmailVerification && !user.emailVerified) throw new EmailNotVerifiedError()
-      // The owner is in: a lockout that password guesses caused ends, as after a password reset.
-      await loginThrottle.succeeded(user.email)
-      // With user verification (required above): the passkey is a second factor on its own.
-      const session = await sessions.start(user.id, client, { methods: ['passkey'] })
-      await securityEvents.record('passkey_login', client, { userId: user.id, sessionId: session.sessionId, detail: { passkey_id: passkey.id } })
+      // With user verification (required above): the passkey is a second factor on its own, so the outcome is a session.
+      const { session } = await authentication.completeSignIn({ user, method: { kind: 'passkey', passkeyId: passkey.id }, client })
       return { user, session }
     },
 

@@ -1,9 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { SessionRecord, UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
-import type { MfaStatus } from '../mfa/status.js'
 import { Email, NO_NUL, Password } from './common.js'
-import { MfaStatusView, presentMfaStatus } from './mfa.js'
+import { MfaStatusView, presentMfaStatus, type MfaStatus } from './mfa.js'
 import { CookieVariantUser, HeaderVariantUser, presentUser } from './users.js'
 
 /** A mailed token as the client got it from the link; longer input is refused before any lookup. */

@@ -1,6 +1,18 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { AppAccess } from '../oauth/apps.js'
 import { NO_NUL } from './common.js'
+
+/**
+ * An app a user has let in: its grants to one client, taken together, as the provider's account side
+ * (core/oauth/apps.ts) lists them; defined here, below the rules, with the view that shows it.
+ */
+export interface AppAccess {
+  clientId: string
+  name: string
+  scopes: string[]
+  grantedAt: Date
+  /** When the app last got a token (written at most once a minute per grant). */
+  lastUsedAt: Date
+}
 
 /** An app the user let in through the OAuth / OpenID provider. */
 export const AppView = Type.Object({

@@ -19,7 +19,6 @@ const CookieVariantRegisterBody = Type.Object({
 }, { additionalProperties: false })
 
 export const RegisterBody = { header: HeaderVariantRegisterBody, cookie: CookieVariantRegisterBody } as const satisfies Record<Variant, unknown>
-export type RegisterBodyType = Static<typeof HeaderVariantRegisterBody> & { username?: string }
 
 export const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 254, pattern: NO_NUL }),

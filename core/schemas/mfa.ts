@@ -1,8 +1,21 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { MfaStatus } from '../mfa/status.js'
-import { RECOVERY_CODES_PER_SET } from '../mfa/recovery-codes.js'
 import { NO_NUL } from './common.js'
 import { ErrorResponse } from './errors.js'
+
+// What the MFA rules (core/mfa/) report, defined here with the schemas that show it: the rules sit
+// above the schemas and import them, never the other way round.
+
+/** How many recovery codes a set holds. */
+export const RECOVERY_CODES_PER_SET = 10
+
+/** What a user's second factors are, as the MFA rules (core/mfa/mfa.ts) report them and the account schemas show them. */
+export interface MfaStatus {
+  /** TOTP is confirmed: a login asks for a code. */
+  totp: boolean
+  /** The user has at least one passkey (a whole login of its own, core/passkeys/passkeys.ts). */
+  passkeys: boolean
+  recoveryCodesLeft: number
+}
 
 /** A TOTP code (six digits) or a recovery code; what it is, is told by its form. */
 const Code = Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL, description: 'Six digits from the authenticator app, or a recovery code' })

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { CODE_CHALLENGE_PATTERN } from '../oidc/login-code.js'
+
+/** An RFC 7636 S256 code_challenge: the base64url SHA-256 of a verifier, 43 characters (what s256 of core/oidc/login-code.ts makes). */
+const CODE_CHALLENGE_PATTERN = '^[A-Za-z0-9_-]{43}$'
 
 export const ProviderParams = Type.Object({
   provider: Type.String({ minLength: 1, maxLength: 32, description: 'A name of OIDC_PROVIDERS' })

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type { AccountStore, OutgoingWebhook, UserRecord, WebhookOf } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
-import type { SecurityEventType } from '../events/types.js'
+import type { SecurityEvents, SecurityEventSubscriber } from '../events/security-events.js'
 import type { Logger } from '../logger.js'
-import { WebhookWorker } from './delivery-worker.js'
+import { OutboxWorker } from '../outbox/outbox-worker.js'
+import { webhookQueue, webhookSender } from './webhook-sender.js'
 import { WEBHOOK_OF_SECURITY_EVENT, type UserWebhookType, type WebhookType } from './types.js'
 
 export { WEBHOOK_TYPES, type UserWebhookType, type WebhookType } from './types.js'
@@ -25,13 +26,6 @@ export interface Webhooks {
    * writes the change alone). The caller wakes the worker once the change is stored.
    */
   userEvent (type: UserWebhookType): WebhookOf<UserRecord> | undefined
-  /**
-   * The event a security event maps to (WEBHOOK_OF_SECURITY_EVENT), if any, for the store to write with
-   * the event (recordSecurityEvent): core/events/security-events.ts asks for every event it records.
-   * `session.*` and `password.changed` carry `{ user_id, session_id? }`; `user.*` the user as it is now
-   * (read here: a store error throws, and the event is then not written either).
-   */
-  ofSecurityEvent (type: SecurityEventType, subject: { userId: number | null, sessionId?: string | null }): Promise<OutgoingWebhook | undefined>
   /** Delivers the events due now (the worker also runs on a timer, for retries and other processes' events). */
   wake (): void
   /** Events this process delivered, and gave up, for metrics. */
@@ -54,6 +48,8 @@ export interface WebhooksDependencies {
     'retryWebhook' | 'markWebhookFailed' | 'findUserById'>
   clock: Clock
   log: Logger
+  /** The webhooks subscribe to them (with WEBHOOK_URL): each event they map to is written with the event. */
+  securityEvents?: Pick<SecurityEvents, 'subscribe'>
   /** How a `user.*` event shows the user. */
   presentUser: PresentUser
 }
@@ -61,7 +57,7 @@ export interface WebhooksDependencies {
 export interface WebhooksOptions {
   /** Config['webhooks']: undefined without WEBHOOK_URL. */
   webhooks?: { url: string, secret: string, maxAttempts: number }
-  /** The worker's DELIVERY_TIMEOUT_MS and STOP_WAIT_MS (tests). */
+  /** The sender's DELIVERY_TIMEOUT_MS and STOP_WAIT_MS (tests). */
   timeoutMs?: number
   stopWaitMs?: number
 }
@@ -75,14 +71,21 @@ export function newMessageId (): string {
  * Signed webhooks from a durable outbox (docs/webhooks.md): an event is written to the store in the
  * same transaction as the change it reports (the user change, the security event), with its final
  * body `{ type, timestamp, data }` and its webhook-id, so both are stored or neither; then a worker
- * (core/webhooks/delivery-worker.ts) POSTs it to WEBHOOK_URL with retries; it survives a receiver
- * outage and a restart. Without WEBHOOK_URL every call is a no-op.
+ * (core/outbox/outbox-worker.ts, with the signed POST of core/webhooks/webhook-sender.ts) sends it to WEBHOOK_URL
+ * with retries; it survives a receiver outage and a restart. Security events reach it through a subscription
+ * (securityEventSubscriber). Without WEBHOOK_URL every call is a no-op.
  */
-export function createWebhooks ({ store, clock, log, presentUser }: WebhooksDependencies, options: WebhooksOptions): WebhooksService {
+export function createWebhooks ({ store, clock, log, presentUser, securityEvents }: WebhooksDependencies, options: WebhooksOptions): WebhooksService {
   const settings = options.webhooks
   const worker = settings === undefined
     ? undefined
-    : new WebhookWorker({ store, clock, log, ...settings, timeoutMs: options.timeoutMs, stopWaitMs: options.stopWaitMs })
+    : new OutboxWorker({
+      queue: webhookQueue(store),
+      sender: webhookSender({ url: settings.url, secret: settings.secret, timeoutMs: options.timeoutMs, stopWaitMs: options.stopWaitMs }),
+      clock,
+      log,
+      maxAttempts: settings.maxAttempts
+    })
 
   /** The event with its final body, stamped now; undefined without WEBHOOK_URL. */
   function message (type: WebhookType, data: Record<string, unknown>): OutgoingWebhook | undefined {
@@ -90,6 +93,25 @@ export function createWebhooks ({ store, clock, log, presentUser }: WebhooksDepe
     const createdAt = currentDate(clock)
     return { messageId: newMessageId(), type, payload: JSON.stringify({ type, timestamp: createdAt.toISOString(), data }), createdAt }
   }
+
+  /**
+   * What the webhooks hear of the security events: the event each maps to (WEBHOOK_OF_SECURITY_EVENT), written
+   * with it. `session.*` and `password.changed` carry `{ user_id, session_id? }`; `user.*` the user as it is
+   * now (read here: a store error throws, and the security event is then not written either).
+   */
+  const securityEventSubscriber: SecurityEventSubscriber = {
+    async outboxRowOf (eventType, { userId, sessionId }) {
+      const type = WEBHOOK_OF_SECURITY_EVENT[eventType]
+      if (type === undefined || userId === null) return undefined
+      if (type.startsWith('user.')) {
+        const user = await store.findUserById(userId)
+        return user === undefined ? undefined : message(type, presentUser(user))
+      }
+      return message(type, { user_id: userId, ...(sessionId == null ? {} : { session_id: sessionId }) })
+    },
+    stored: () => worker?.wake()
+  }
+  if (worker !== undefined) securityEvents?.subscribe(securityEventSubscriber)
 
   return {
     enabled: worker !== undefined,
@@ -104,17 +126,8 @@ export function createWebhooks ({ store, clock, log, presentUser }: WebhooksDepe
       }
     },
     userEvent: (type) => worker === undefined ? undefined : (user) => message(type, presentUser(user)),
-    async ofSecurityEvent (eventType, { userId, sessionId }) {
-      const type = WEBHOOK_OF_SECURITY_EVENT[eventType]
-      if (type === undefined || userId === null || worker === undefined) return undefined
-      if (type.startsWith('user.')) {
-        const user = await store.findUserById(userId)
-        return user === undefined ? undefined : message(type, presentUser(user))
-      }
-      return message(type, { user_id: userId, ...(sessionId == null ? {} : { session_id: sessionId }) })
-    },
     wake: () => worker?.wake(),
-    get delivered () { return worker?.delivered ?? 0 },
+    get delivered () { return worker?.sent ?? 0 },
     get failed () { return worker?.failed ?? 0 },
     queued: () => store.countPendingWebhooks(),
     idle: async () => { await worker?.idle() },

@@ -1,26 +1,32 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch, SecurityEventWrite } from '../store.js'
 import { prunableEvents } from '../security-event-rows.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { PostgresConnection } from './connection.js'
+import type { Transaction } from './queries.js'
 import { insertWebhook } from './webhooks.js'
+
+const eventRow = (event: NewSecurityEvent) => ({ ...event, detail: encodeDetail(event.detail) })
+
+/** A change's audit row and the webhook it sends, in the change's transaction (db/store/events.ts, SecurityEventWrite). */
+export async function insertSecurityEvent (tx: Transaction, audit: SecurityEventWrite | undefined): Promise<void> {
+  if (audit === undefined) return
+  await tx.insert(securityEvents).values(eventRow(audit.event))
+  await insertWebhook(tx, audit.webhook)
+}
 
 /** The events of the PostgreSQL store (db/store/events.ts). */
 export function eventsQueries (c: PostgresConnection): SecurityEventsStore {
   return {
     async recordSecurityEvent (event: NewSecurityEvent, webhook?: OutgoingWebhook) {
-      const row = { ...event, detail: encodeDetail(event.detail) }
       if (webhook === undefined) {
-        await c.run(() => c.db.insert(securityEvents).values(row))
+        await c.run(() => c.db.insert(securityEvents).values(eventRow(event)))
         return
       }
       // The event and the webhook it sends: both or neither.
-      await c.run(() => c.transaction(async (tx) => {
-        await tx.insert(securityEvents).values(row)
-        await insertWebhook(tx, webhook)
-      }))
+      await c.run(() => c.transaction(async (tx) => { await insertSecurityEvent(tx, { event, webhook }) }))
     },
 
     async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { ONE_TIME_TOKEN_PURPOSES } from '../store/one-time-tokens.js'
 
 // The same tables as db/sqlite/schema.ts, in PostgreSQL's types. Unqualified names: the tables
 // live in the connection's search_path (public by default), so one database can hold several.
@@ -66,7 +67,7 @@ export const sessions = pgTable('sessions', {
 export const oneTimeTokens = pgTable('one_time_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  purpose: text('purpose', { enum: ['reset_password', 'verify_email', 'oidc_login'] }).notNull(),
+  purpose: text('purpose', { enum: ONE_TIME_TOKEN_PURPOSES }).notNull(),
   /** The address a verification link was sent to: it verifies only that address. */
   email: text('email').notNull(),
   createdAt: moment('created_at').notNull(),
@@ -202,6 +203,27 @@ export const mfaChallenges = pgTable('mfa_challenges', {
 ])
 
 /**
+ * The columns every outbox has (mail_outbox, webhook_outbox), beside what it sends: one worker
+ * (core/outbox/outbox-worker.ts) claims, retries and finishes the rows of both, through one set of
+ * queries (db/postgres/outbox-queue.ts). `done` is the status of a row that reached its receiver.
+ */
+function outboxColumns<Done extends string> (done: Done) {
+  return {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    status: text('status', { enum: ['pending', done, 'failed'] }).notNull().default('pending'),
+    /** Attempts so far, counted when a worker claims the row (a crash mid-send counts too). */
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: moment('next_attempt_at').notNull(),
+    /** A worker is sending it until then; past it, another may (the first one died). */
+    claimedUntil: moment('claimed_until'),
+    lastError: text('last_error'),
+    createdAt: moment('created_at').notNull(),
+    /** When it was sent or given up. */
+    finishedAt: moment('finished_at')
+  }
+}
+
+/**
  * The mail outbox (plugins/app/mailer.ts): every mail is written here first, a reset or verification
  * mail in the transaction that makes its token, and a worker sends it with retries. Instances claim
  * rows with FOR UPDATE SKIP LOCKED and a lease (claimed_until), so no two send one mail. The body,
@@ -209,20 +231,10 @@ export const mfaChallenges = pgTable('mfa_challenges', {
  * No foreign key: a notice to a previous address tells of no current user.
  */
 export const mailOutbox = pgTable('mail_outbox', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
   to: text('recipient').notNull(),
   subject: text('subject').notNull(),
   text: text('body').notNull(),
-  status: text('status', { enum: ['pending', 'sent', 'failed'] }).notNull().default('pending'),
-  /** Delivery attempts so far, counted when a worker claims the mail (a crash mid-send counts too). */
-  attempts: integer('attempts').notNull().default(0),
-  nextAttemptAt: moment('next_attempt_at').notNull(),
-  /** A worker is sending it until then; past it, another may (the first one died). */
-  claimedUntil: moment('claimed_until'),
-  lastError: text('last_error'),
-  createdAt: moment('created_at').notNull(),
-  /** When it was sent or given up. */
-  finishedAt: moment('finished_at')
+  ...outboxColumns('sent')
 }, (table) => [
   index('mail_outbox_due_idx').on(table.status, table.nextAttemptAt),
   index('mail_outbox_finished_idx').on(table.finishedAt)
@@ -276,20 +288,10 @@ export const oauthModels = pgTable('oauth_models', {
  * worker, with retries, like mail_outbox. message_id is the `webhook-id` header, the same on every attempt.
  */
 export const webhookOutbox = pgTable('webhook_outbox', {
-  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
   messageId: text('message_id').notNull(),
   type: text('type').notNull(),
   payload: text('payload').notNull(),
-  status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull().default('pending'),
-  /** Delivery attempts so far, counted when a worker claims the event (a crash mid-send counts too). */
-  attempts: integer('attempts').notNull().default(0),
-  nextAttemptAt: moment('next_attempt_at').notNull(),
-  /** A worker is delivering it until then; past it, another may (the first one died). */
-  claimedUntil: moment('claimed_until'),
-  lastError: text('last_error'),
-  createdAt: moment('created_at').notNull(),
-  /** When it was delivered or given up. */
-  finishedAt: moment('finished_at')
+  ...outboxColumns('delivered')
 }, (table) => [
   uniqueIndex('webhook_outbox_message_id_unique').on(table.messageId),
   index('webhook_outbox_due_idx').on(table.status, table.nextAttemptAt),

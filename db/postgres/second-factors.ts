@@ -1,6 +1,7 @@
 import type { SecondFactorsStore } from '../store.js'
 import { and, count, eq, gte, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
-import type { MfaAttempt, MfaProof, MfaWrongCodeCap, NewMfaChallenge } from '../store.js'
+import type { MfaAttempt, MfaProof, MfaWrongCodeCap, NewMfaChallenge, SecurityEventWrite } from '../store.js'
+import { insertSecurityEvent } from './events.js'
 import * as outbox from './mail-outbox.js'
 import { mailOutbox, mfaChallenges, recoveryCodes, totpCredentials } from './schema.js'
 import { voidMfaChallenges, writeRecoveryCodes, consumeProof } from './queries.js'
@@ -32,10 +33,11 @@ export function secondFactorsQueries (c: PostgresConnection): SecondFactorsStore
       }))
     },
 
-    async deleteTotp (userId: number) {
+    async deleteTotp (userId: number, audit?: SecurityEventWrite) {
       return c.run(() => c.transaction(async (tx) => {
         await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))
         await tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, userId))
+        await insertSecurityEvent(tx, audit)
         return ((await tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId))).rowCount ?? 0) > 0
       }))
     },

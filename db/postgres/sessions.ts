@@ -1,9 +1,10 @@
 import type { SessionsStore } from '../store.js'
-import { and, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, notExists, or, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, exists, inArray, isNotNull, lt, lte, notExists, or, sql, type SQL } from 'drizzle-orm'
 import type { NewRefreshToken, NewSession, Rotation, SessionState } from '../store.js'
 import { refreshTokens, revocations, sessions, users } from './schema.js'
 import { SESSION_ROW_GRACE_MS, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
+import { liveTokenOf } from '../live-sessions.js'
 
 /** The sessions of the PostgreSQL store (db/store/sessions.ts). */
 export function sessionsQueries (c: PostgresConnection): SessionsStore {
@@ -135,11 +136,7 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
     },
 
     async listLiveSessions (userId: number, now: Date) {
-      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(and(
-        eq(refreshTokens.familyId, sessions.id),
-        isNull(refreshTokens.revokedAt),
-        gt(refreshTokens.expiresAt, now)
-      ))
+      const liveToken = c.db.select({ one: sql`1` }).from(refreshTokens).where(liveTokenOf(refreshTokens, sessions.id, now))
       return c.run(() => c.db.select().from(sessions)
         .where(and(eq(sessions.userId, userId), exists(liveToken)))
         .orderBy(desc(sessions.createdAt)))

@@ -1,23 +1,25 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm'
-import type { ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
-import { containsPattern } from '../user-search.js'
+import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm'
+import type { AuditOf, ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, SecurityEventWrite, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
+import { userSearchCondition } from '../user-search.js'
 import { users } from './schema.js'
 import { logRevocations, revokeTokensWith, type Transaction, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
+import { insertSecurityEvent } from './events.js'
 import { insertWebhook } from './webhooks.js'
 
 /** The users of the PostgreSQL store (db/store/users.ts). */
 export function usersQueries (c: PostgresConnection): UsersStore {
   return {
-    async createUser (user: NewUser, webhook?: WebhookOf<UserRecord>) {
+    async createUser (user: NewUser & { role?: UserRole }, webhook?: WebhookOf<UserRecord>, audit?: AuditOf<UserRecord>) {
       const now = new Date()
       const insert = (db: Transaction | typeof c.db) => db.insert(users).values({ ...user, createdAt: now, updatedAt: now }).returning()
-      if (webhook === undefined) return c.run(async () => (await insert(c.db))[0])
-      // The user and its user.created event together.
+      if (webhook === undefined && audit === undefined) return c.run(async () => (await insert(c.db))[0])
+      // The user (with its role), its user.created event and its audit row together.
       return c.run(() => c.transaction(async (tx) => {
         const [created] = await insert(tx)
-        await insertWebhook(tx, webhook(created))
+        await insertWebhook(tx, webhook?.(created))
+        await insertSecurityEvent(tx, audit?.(created))
         return created
       }))
     },
@@ -90,19 +92,20 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         .limit(page.limit))
     },
 
-    async searchUsers ({ query, limit, afterId }: UserSearch) {
-      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
-      const matches = pattern === undefined
-        ? undefined
-        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+    async searchUsers (search: UserSearch) {
       return c.run(() => c.db.select().from(users)
-        .where(and(gt(users.id, afterId ?? 0), matches))
+        .where(userSearchCondition(users, search))
         .orderBy(asc(users.id))
-        .limit(limit))
+        .limit(search.limit))
     },
 
-    async setUserRole (userId: number, role: UserRole, now: Date) {
-      return c.run(async () => ((await c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
+    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {
+      // The role and its role_changed row: both or neither.
+      return c.run(() => c.transaction(async (tx) => {
+        const found = ((await tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0
+        if (found) await insertSecurityEvent(tx, audit)
+        return found
+      }))
     },
 
     async countActiveAdmins () {

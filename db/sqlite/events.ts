@@ -1,26 +1,32 @@
 import type { SecurityEventsStore } from '../store.js'
 import { and, desc, eq, inArray, lt } from 'drizzle-orm'
-import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch } from '../store.js'
+import type { AuditRetention, NewSecurityEvent, OutgoingWebhook, SecurityEventSearch, SecurityEventWrite } from '../store.js'
 import { prunableEvents } from '../security-event-rows.js'
 import { decodeSecurityEvent, encodeDetail } from '../security-event-rows.js'
 import { securityEvents } from './schema.js'
 import type { SqliteConnection } from './connection.js'
+import type { Tx } from './queries.js'
 import { insertWebhook } from './webhooks.js'
+
+const eventRow = (event: NewSecurityEvent) => ({ ...event, detail: encodeDetail(event.detail), actorId: event.actorId ?? null })
+
+/** A change's audit row and the webhook it sends, in the change's transaction (db/store/events.ts, SecurityEventWrite). */
+export function insertSecurityEvent (tx: Tx, audit: SecurityEventWrite | undefined): void {
+  if (audit === undefined) return
+  tx.insert(securityEvents).values(eventRow(audit.event)).run()
+  insertWebhook(tx, audit.webhook)
+}
 
 /** The events of the SQLite store (db/store/events.ts). */
 export function eventsQueries (c: SqliteConnection): SecurityEventsStore {
   return {
     async recordSecurityEvent (event: NewSecurityEvent, webhook?: OutgoingWebhook) {
-      const row = { ...event, detail: encodeDetail(event.detail), actorId: event.actorId ?? null }
       if (webhook === undefined) {
-        c.run(() => c.statements.insertSecurityEvent.run(row))
+        c.run(() => c.statements.insertSecurityEvent.run(eventRow(event)))
         return
       }
       // The event and the webhook it sends: both or neither.
-      c.run(() => c.db.transaction((tx) => {
-        c.statements.insertSecurityEvent.run(row)
-        insertWebhook(tx, webhook)
-      }, { behavior: 'immediate' }))
+      c.run(() => c.db.transaction((tx) => { insertSecurityEvent(tx, { event, webhook }) }, { behavior: 'immediate' }))
     },
 
     async listSecurityEvents (userId: number, page: { limit: number, beforeId?: number }) {

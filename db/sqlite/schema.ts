@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { ONE_TIME_TOKEN_PURPOSES } from '../store/one-time-tokens.js'
 
 export const users = sqliteTable('users', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -62,7 +63,7 @@ export const sessions = sqliteTable('sessions', {
 export const oneTimeTokens = sqliteTable('one_time_tokens', {
   tokenHash: text('token_hash').primaryKey(),
   userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
-  purpose: text('purpose', { enum: ['reset_password', 'verify_email', 'oidc_login'] }).notNull(),
+  purpose: text('purpose', { enum: ONE_TIME_TOKEN_PURPOSES }).notNull(),
   /** The address a verification link was sent to: it verifies only that address. */
   email: text('email').notNull(),
   createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
@@ -220,6 +221,27 @@ export const mfaChallenges = sqliteTable('mfa_challenges', {
 ])
 
 /**
+ * The columns every outbox has (mail_outbox, webhook_outbox), beside what it sends: one worker
+ * (core/outbox/outbox-worker.ts) claims, retries and finishes the rows of both, through one set of
+ * queries (db/sqlite/outbox-queue.ts). `done` is the status of a row that reached its receiver.
+ */
+function outboxColumns<Done extends string> (done: Done) {
+  return {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    status: text('status', { enum: ['pending', done, 'failed'] }).notNull().default('pending'),
+    /** Attempts so far, counted when a worker claims the row (a crash mid-send counts too). */
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
+    /** A worker is sending it until then; past it, another may (the first one died). */
+    claimedUntil: integer('claimed_until', { mode: 'timestamp_ms' }),
+    lastError: text('last_error'),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    /** When it was sent or given up. */
+    finishedAt: integer('finished_at', { mode: 'timestamp_ms' })
+  }
+}
+
+/**
  * The mail outbox (plugins/app/mailer.ts): every mail is written here first, a reset or verification
  * mail in the transaction that makes its token, and a worker sends it with retries. A worker claims a
  * row by setting claimed_until (a lease), so no two processes on one file send it both. The body,
@@ -227,20 +249,10 @@ export const mfaChallenges = sqliteTable('mfa_challenges', {
  * No foreign key: a notice to a previous address tells of no current user.
  */
 export const mailOutbox = sqliteTable('mail_outbox', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
   to: text('recipient').notNull(),
   subject: text('subject').notNull(),
   text: text('body').notNull(),
-  status: text('status', { enum: ['pending', 'sent', 'failed'] }).notNull().default('pending'),
-  /** Delivery attempts so far, counted when a worker claims the mail (a crash mid-send counts too). */
-  attempts: integer('attempts').notNull().default(0),
-  nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
-  /** A worker is sending it until then; past it, another may (the first one died). */
-  claimedUntil: integer('claimed_until', { mode: 'timestamp_ms' }),
-  lastError: text('last_error'),
-  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
-  /** When it was sent or given up. */
-  finishedAt: integer('finished_at', { mode: 'timestamp_ms' })
+  ...outboxColumns('sent')
 }, (table) => [
   index('mail_outbox_due_idx').on(table.status, table.nextAttemptAt),
   index('mail_outbox_finished_idx').on(table.finishedAt)
@@ -294,20 +306,10 @@ export const oauthModels = sqliteTable('oauth_models', {
  * worker, with retries, like mail_outbox. message_id is the `webhook-id` header, the same on every attempt.
  */
 export const webhookOutbox = sqliteTable('webhook_outbox', {
-  id: integer('id').primaryKey({ autoIncrement: true }),
   messageId: text('message_id').notNull(),
   type: text('type').notNull(),
   payload: text('payload').notNull(),
-  status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull().default('pending'),
-  /** Delivery attempts so far, counted when a worker claims the event (a crash mid-send counts too). */
-  attempts: integer('attempts').notNull().default(0),
-  nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
-  /** A worker is delivering it until then; past it, another may (the first one died). */
-  claimedUntil: integer('claimed_until', { mode: 'timestamp_ms' }),
-  lastError: text('last_error'),
-  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
-  /** When it was delivered or given up. */
-  finishedAt: integer('finished_at', { mode: 'timestamp_ms' })
+  ...outboxColumns('delivered')
 }, (table) => [
   uniqueIndex('webhook_outbox_message_id_unique').on(table.messageId),
   index('webhook_outbox_due_idx').on(table.status, table.nextAttemptAt),

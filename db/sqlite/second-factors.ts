@@ -1,6 +1,7 @@
 import type { SecondFactorsStore } from '../store.js'
 import { and, count, eq, gte, isNotNull, isNull, lte, or, sql } from 'drizzle-orm'
-import type { MfaAttempt, MfaProof, MfaWrongCodeCap, NewMfaChallenge } from '../store.js'
+import type { MfaAttempt, MfaProof, MfaWrongCodeCap, NewMfaChallenge, SecurityEventWrite } from '../store.js'
+import { insertSecurityEvent } from './events.js'
 import * as outbox from './mail-outbox.js'
 import { mailOutbox, mfaChallenges, recoveryCodes, totpCredentials } from './schema.js'
 import { type Tx, voidMfaChallenges, consumeProof } from './queries.js'
@@ -35,10 +36,11 @@ export function secondFactorsQueries (c: SqliteConnection): SecondFactorsStore {
       }, { behavior: 'immediate' }))
     },
 
-    async deleteTotp (userId: number) {
+    async deleteTotp (userId: number, audit?: SecurityEventWrite) {
       return c.run(() => c.db.transaction((tx) => {
         tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run()
         tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, userId)).run()
+        insertSecurityEvent(tx, audit)
         return tx.delete(totpCredentials).where(eq(totpCredentials.userId, userId)).run().changes > 0
       }, { behavior: 'immediate' }))
     },

@@ -1,22 +1,25 @@
 import type { UsersStore } from '../store.js'
-import { and, asc, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm'
-import type { ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
-import { containsPattern } from '../user-search.js'
+import { and, asc, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm'
+import type { AuditOf, ImportedUser, ImportOutcome, NewUser, OutgoingWebhook, SecurityEventWrite, UserChanges, UserRecord, UserRole, UserSearch, WebhookOf } from '../store.js'
+import { userSearchCondition } from '../user-search.js'
 import { refreshTokens, securityEvents, users } from './schema.js'
 import { logRevocations, firstRow, revokeTokens, type Tx, voidMfaChallenges } from './queries.js'
 import type { SqliteConnection } from './connection.js'
+import { insertSecurityEvent } from './events.js'
 import { insertWebhook } from './webhooks.js'
 
 /** The users of the SQLite store (db/store/users.ts). */
 export function usersQueries (c: SqliteConnection): UsersStore {
   return {
-    async createUser (user: NewUser, webhook?: WebhookOf<UserRecord>) {
+    async createUser ({ role, ...user }: NewUser & { role?: UserRole }, webhook?: WebhookOf<UserRecord>, audit?: AuditOf<UserRecord>) {
       const insert = () => firstRow(c.statements.insertUser.all({ ...user, now: new Date() }))
-      if (webhook === undefined) return c.run(insert)
-      // The user and its user.created event together (a prepared statement runs inside the transaction too).
+      if (webhook === undefined && audit === undefined && role === undefined) return c.run(insert)
+      // The user with its role, its user.created event and its audit row together (a prepared statement runs inside the transaction too).
       return c.run(() => c.db.transaction((tx) => {
-        const created = insert()
-        insertWebhook(tx, webhook(created))
+        const inserted = insert()
+        const created = role === undefined || role === inserted.role ? inserted : firstRow(tx.update(users).set({ role }).where(eq(users.id, inserted.id)).returning().all())
+        insertWebhook(tx, webhook?.(created))
+        insertSecurityEvent(tx, audit?.(created))
         return created
       }, { behavior: 'immediate' }))
     },
@@ -70,20 +73,21 @@ export function usersQueries (c: SqliteConnection): UsersStore {
         .all())
     },
 
-    async searchUsers ({ query, limit, afterId }: UserSearch) {
-      const pattern = query === undefined || query === '' ? undefined : containsPattern(query)
-      const matches = pattern === undefined
-        ? undefined
-        : or(...[users.email, users.firstName, users.lastName, users.username].map((column) => sql`lower(${column}) like ${pattern} escape '\\'`))
+    async searchUsers (search: UserSearch) {
       return c.run(() => c.db.select().from(users)
-        .where(and(gt(users.id, afterId ?? 0), matches))
+        .where(userSearchCondition(users, search))
         .orderBy(asc(users.id))
-        .limit(limit)
+        .limit(search.limit)
         .all())
     },
 
-    async setUserRole (userId: number, role: UserRole, now: Date) {
-      return c.run(() => c.db.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
+    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {
+      // The role and its role_changed row: both or neither.
+      return c.run(() => c.db.transaction((tx) => {
+        const found = tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0
+        if (found) insertSecurityEvent(tx, audit)
+        return found
+      }, { behavior: 'immediate' }))
     },
 
     async countActiveAdmins () {

@@ -19,6 +19,15 @@ export interface SecurityEventRecord {
 
 export type NewSecurityEvent = Omit<SecurityEventRecord, 'id' | 'actorId'> & { actorId?: number | null }
 
+/**
+ * A security event and the webhook it sends, written by a store method in the transaction of the change
+ * it reports (an admin's audit row: setUserRole, deleteTotp, createUser): the change and its row, or neither.
+ */
+export interface SecurityEventWrite {
+  event: NewSecurityEvent
+  webhook?: OutgoingWebhook
+}
+
 /** A page of the audit trail across users, newest first. */
 export interface SecurityEventSearch {
   userId?: number

@@ -1,7 +1,11 @@
 import type { MailMessage } from './outbox.js'
 
-/** oidc_login: the one-time `#code=` of a header-variant sign-in with a provider (POST /auth/oidc/exchange). */
-export type OneTimeTokenPurpose = 'reset_password' | 'verify_email' | 'oidc_login'
+/**
+ * What a one-time token is for: the one list, which both dialects' schemas store as the column's values.
+ * oidc_login: the one-time `#code=` of a header-variant sign-in with a provider (POST /auth/oidc/exchange).
+ */
+export const ONE_TIME_TOKEN_PURPOSES = ['reset_password', 'verify_email', 'oidc_login'] as const
+export type OneTimeTokenPurpose = typeof ONE_TIME_TOKEN_PURPOSES[number]
 
 /** A password-reset or email-verification token, stored only as its SHA-256 hash. */
 export interface OneTimeTokenRecord {

@@ -1,3 +1,4 @@
+import type { SecurityEventWrite } from './events.js'
 import type { MailMessage } from './outbox.js'
 
 /** A user's TOTP secret as stored, and its state. */
@@ -57,8 +58,11 @@ export interface SecondFactorsStore {
    * nothing, when no secret waits for confirmation.
    */
   confirmTotp (userId: number, step: number, recoveryCodeHashes: string[], now: Date): Promise<boolean>
-  /** Deletes the user's TOTP secret, recovery codes and pending MFA challenges; false when it had no secret. */
-  deleteTotp (userId: number): Promise<boolean>
+  /**
+   * Deletes the user's TOTP secret, recovery codes and pending MFA challenges, and writes `audit` (an admin's
+   * admin_mfa_reset, with its webhook) in the same transaction; false when it had no secret (`audit` is written all the same).
+   */
+  deleteTotp (userId: number, audit?: SecurityEventWrite): Promise<boolean>
   /** Replaces the recovery codes (the old set is void), only while TOTP is confirmed; false, writing nothing, otherwise. */
   replaceRecoveryCodes (userId: number, codeHashes: string[], now: Date): Promise<boolean>
   /** How many of the user's recovery codes are unused. */

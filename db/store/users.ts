@@ -1,3 +1,4 @@
+import type { SecurityEventWrite } from './events.js'
 import type { OutgoingWebhook, WebhookOf } from './webhooks.js'
 
 export interface UserRecord {
@@ -34,6 +35,9 @@ export interface UserSearch {
 
 export type NewUser = Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash'>
 
+/** The audit row of a change, built from what the change wrote (a new user's id); undefined writes none. */
+export type AuditOf<Written> = (written: Written) => SecurityEventWrite | undefined
+
 export type UserChanges = Partial<Pick<UserRecord, 'firstName' | 'lastName' | 'username' | 'email' | 'passwordHash' | 'emailVerified' | 'emailVerifiedAt'>>
 
 /** A user brought by an import (core/accounts/import.ts): its password hash may be another system's (or none). */
@@ -46,9 +50,10 @@ export type ImportOutcome = 'imported' | 'email_taken' | 'username_taken'
 export interface UsersStore {
   /**
    * Throws DuplicateValueError when the email or (case-insensitively) the username is taken. `webhook`'s
-   * event (user.created) is written to the outbox in the same transaction.
+   * event (user.created) is written to the outbox, and `audit`'s row (an admin's role_changed) to the security
+   * events, in the same transaction. The role is 'user' unless given.
    */
-  createUser (user: NewUser, webhook?: WebhookOf<UserRecord>): Promise<UserRecord>
+  createUser (user: NewUser & { role?: UserRole }, webhook?: WebhookOf<UserRecord>, audit?: AuditOf<UserRecord>): Promise<UserRecord>
   /**
    * Writes a batch of imported users in one transaction, each unless its email or username is taken (by a
    * user before, or one earlier in the batch); answers each one's outcome, in the batch's order. Never throws
@@ -70,8 +75,8 @@ export interface UsersStore {
   listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
   /** Users matching the search, in id order (keyset pagination: the last id is the next page's afterId). */
   searchUsers (search: UserSearch): Promise<UserRecord[]>
-  /** Sets the role; false when there is no such user. */
-  setUserRole (userId: number, role: UserRole, now: Date): Promise<boolean>
+  /** Sets the role, and writes `audit` (role_changed) in the same transaction; false when there is no such user (nothing written). */
+  setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite): Promise<boolean>
   /** How many admins are enabled (role admin, not disabled): the last one may not disable or demote itself. */
   countActiveAdmins (): Promise<number>
   /**
@@ -84,6 +89,10 @@ export interface UsersStore {
   enableUser (userId: number, now: Date): Promise<boolean>
   /** Replaces the password hash (null: no password login); false when there is no such user. */
   setPasswordHash (userId: number, passwordHash: string | null, now: Date): Promise<boolean>
-  /** Marks the email verified, only while the user's email is still `email` (a link mailed to an old address verifies nothing). */
+  /**
+   * Marks the email verified, only while the user's email is still `email` (a link mailed to an old address verifies nothing).
+   * Not a proof of the address: it claims nothing from a registrant (see AccountRulesStore.proveAddress, which every proof
+   * goes through). The service never calls it; tests set up a verified account with it.
+   */
   markEmailVerified (userId: number, email: string, now: Date): Promise<boolean>
 }

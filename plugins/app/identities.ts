@@ -15,8 +15,7 @@ export default fp(async (fastify) => {
     sessions: fastify.sessions,
     securityEvents: fastify.securityEvents,
     account: fastify.account,
-    mfa: fastify.mfa,
     mailer: fastify.mailer,
     webhooks: fastify.webhooks
   }))
-}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mfa', 'mailer', 'webhooks'] })
+}, { name: 'identities', dependencies: ['store', 'sessions', 'security-events', 'account', 'mailer', 'webhooks'] })

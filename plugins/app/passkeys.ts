@@ -9,6 +9,6 @@ declare module 'fastify' {
 
 /** Passkeys (core/passkeys/passkeys.ts) as `fastify.passkeys`. */
 export default fp<PasskeysOptions>(async (fastify, options) => {
-  const { store, clock, log, sessions, securityEvents, loginThrottle, mailer } = fastify
-  fastify.decorate('passkeys', createPasskeys({ store, clock, log, sessions, securityEvents, loginThrottle, mailer }, options))
-}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'login-throttle', 'mailer'] })
+  const { store, clock, log, sessions, securityEvents, authentication, mailer } = fastify
+  fastify.decorate('passkeys', createPasskeys({ store, clock, log, sessions, securityEvents, authentication, mailer }, options))
+}, { name: 'passkeys', dependencies: ['store', 'sessions', 'security-events', 'authentication', 'mailer'] })

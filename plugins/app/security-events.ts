@@ -7,7 +7,7 @@ declare module 'fastify' {
   }
 }
 
-/** The security events (core/events/security-events.ts), stored and logged on Fastify's logger, and sent as webhooks where they map to one. */
+/** The security events (core/events/security-events.ts), stored and logged on Fastify's logger; the webhooks plugin subscribes to them. */
 export default fp(async (fastify) => {
-  fastify.decorate('securityEvents', createSecurityEvents({ store: fastify.store, clock: fastify.clock, log: fastify.log, webhooks: fastify.webhooks }))
-}, { name: 'security-events', dependencies: ['store', 'clock', 'webhooks'] })
+  fastify.decorate('securityEvents', createSecurityEvents({ store: fastify.store, clock: fastify.clock, log: fastify.log }))
+}, { name: 'security-events', dependencies: ['store', 'clock'] })

@@ -10,8 +10,9 @@ export interface RateLimitOptions {
 
 /**
  * Registers @fastify/rate-limit with no global limit: routes opt in with
- * `config.rateLimit` (see routes/auth). It counts in onRequest, so a limited
- * client costs no body parsing. Failed logins are counted apart, by
+ * routes/rate-limits.ts's limitEach, which counts with its counters (in
+ * onRequest for the per-address limits, so a limited client costs no body
+ * parsing). Failed logins are counted apart, by
  * plugins/app/login-throttle. RATE_LIMIT_ENABLED=false leaves it out
  * altogether (benchmarks, load tests).
  *

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify'
 import { PayloadTooLargeError } from '../../core/errors.js'
 import { ImportSummary } from '../../core/schemas/import.js'
 
@@ -19,6 +19,8 @@ const AUDITED_SKIPPED_LINES = 10
 export interface ImportRoutesOptions {
   ndjsonLimit?: number
   jsonLimit?: number
+  /** The route's guards: the admin API's (an admin with a fresh session). */
+  onRequest?: onRequestHookHandler[]
 }
 
 /**
@@ -26,7 +28,7 @@ export interface ImportRoutesOptions {
  * `/admin`, behind its guards. `application/x-ndjson` is streamed into the import (`fastify.userImport`,
  * plugins/app/user-import.ts) as it arrives; `application/json` is an array, parsed by the instance's JSON parser.
  */
-const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (fastify, { ndjsonLimit = IMPORT_NDJSON_LIMIT, jsonLimit = IMPORT_JSON_LIMIT }) => {
+const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (fastify, { ndjsonLimit = IMPORT_NDJSON_LIMIT, jsonLimit = IMPORT_JSON_LIMIT, onRequest = [] }) => {
   // The body stays a stream: no parser of Fastify's buffers it (so its bodyLimit does not apply: ours does).
   fastify.addContentTypeParser('application/x-ndjson', (request, payload, done) => {
     const length = Number(request.headers['content-length'])
@@ -36,6 +38,7 @@ const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (fastify, { 
 
   fastify.post('/users/import', {
     bodyLimit: jsonLimit,
+    onRequest,
     schema: {
       summary: 'Import users with their password hashes',
       description: 'NDJSON (`application/x-ndjson`, one user a line, streamed, up to 128 MiB) or a JSON array (up to 16 MiB). ' +

@@ -1,17 +1,17 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import type { Config, Variant } from '../../core/config.js'
 import {
   AdminEventsQuery, AdminEventsResponse, AdminUserDetails, AdminUserParams, AdminUsersQuery, AdminUsersResponse, AdminUser,
   NewAdminUserBody, presentAdminEvent, presentAdminUser, presentAdminUserDetails
 } from '../../core/schemas/admin.js'
-import { MAX_ID, normalizeUserFields } from '../../core/schemas/common.js'
+import { MAX_ID } from '../../core/schemas/common.js'
 import { ValidationFailedError } from '../../core/errors.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import type { AdminActor } from '../../core/admin/admin.js'
 import { clientOf } from '../client.js'
-import { routeContextFor } from '../context.js'
-import { claimsOf, refuseCrossSiteRequests, signedInUser } from '../guards.js'
+import { mountRouteContext } from '../context.js'
+import { claimsOf, signedInUser } from '../guards.js'
 import { limitEach, perUser } from '../rate-limits.js'
 import importRoutes from './import.js'
 
@@ -35,11 +35,6 @@ declare module 'fastify' {
   }
 }
 
-function noStore (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  reply.header('cache-control', 'no-store')
-  done()
-}
-
 /**
  * The admin API (issue 22), mounted once at /admin whatever the variants: it takes the service's access
  * token as the pages' API mount carries it (Authorization in the header variant, the access cookie in the
@@ -49,27 +44,24 @@ function noStore (_request: FastifyRequest, reply: FastifyReply, done: HookHandl
  * (POST, DELETE) 403 REAUTHENTICATION_REQUIRED unless the session is fresh (REAUTH_MAX_AGE).
  */
 const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastify, { config, variant, apiPrefix }) => {
-  fastify.decorate('routeContext', routeContextFor(fastify, variant, apiPrefix, config))
-  fastify.decorateRequest('accessClaims', null)
+  // The route context and hooks of the mount whose token it takes (routes/context.ts): no answer is cached,
+  // the cookie variant refuses cross-site changes, a new user's fields are normalised.
+  const { signedIn, rateLimit } = mountRouteContext(fastify, { variant, prefix: apiPrefix, config })
   fastify.decorateRequest('adminActor', null)
   const { admin, store } = fastify
-  const { signedIn, rateLimit } = fastify.routeContext
   const security = ADMIN_SECURITY[variant]
 
   fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, tags: ['admin'], security } })
-  fastify.addHook('onRequest', noStore)
-  if (variant === 'cookie') fastify.addHook('onRequest', refuseCrossSiteRequests(config.allowedOrigins))
-  fastify.addHook('onRequest', signedIn)
-  // Before the body is judged: a non-admin learns nothing of the routes' input rules.
-  const adminOnly: onRequestAsyncHookHandler = async (request) => {
+  // In onRequest, before the body is judged: a non-admin learns nothing of the routes' input rules.
+  const isAdmin: onRequestAsyncHookHandler = async (request) => {
     const user = await signedInUser(store, request)
     const { sessionId } = claimsOf(request)
     const change = request.method !== 'GET' && request.method !== 'HEAD'
     await admin.authorize(user, sessionId, { change })
     request.adminActor = { adminId: user.id, client: clientOf(request) }
   }
-  fastify.addHook('onRequest', adminOnly)
-  fastify.addHook('preValidation', async (request) => { normalizeUserFields(request.body) })
+  /** The admin guard, every route's `onRequest` option: a signed-in session, of an admin (with its second factor, fresh for a change). */
+  const adminOnly: onRequestHookHandler[] = [signedIn, isAdmin]
 
   const actorOf = (request: FastifyRequest): AdminActor => {
     if (request.adminActor === null) throw new Error('route is missing the admin guard')
@@ -87,7 +79,8 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
         'pass `next_cursor` as `cursor` for the next page (null on the last).',
       querystring: AdminUsersQuery,
       response: { 200: AdminUsersResponse, ...errorResponses(400, ...refusals) }
-    }
+    },
+    onRequest: adminOnly
   }, async (request) => {
     const { query, limit, cursor } = request.query
     const afterId = cursor === undefined ? undefined : Number(cursor)
@@ -101,7 +94,8 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
       summary: 'One user, with its live sessions, identities and second factors',
       params: AdminUserParams,
       response: { 200: AdminUserDetails, ...errorResponses(400, ...refusals, 404) }
-    }
+    },
+    onRequest: adminOnly
   }, async (request) => presentAdminUserDetails(await admin.userDetails(request.params.id)))
 
   api.post('/users', {
@@ -112,11 +106,14 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
       body: NewAdminUserBody[variant],
       response: { 201: AdminUser, ...errorResponses(400, ...refusals, 409, 413, 415, 429) }
     },
+    onRequest: adminOnly,
     preHandler: changeLimit('create')
   }, async (request, reply) => {
-    const body = request.body as { first_name: string, last_name: string, email: string, username?: string, role?: 'user' | 'admin', invite: boolean }
+    const { body } = request
+    // The cookie variant's body has a username (its schema requires it), the header variant's none.
+    const username = 'username' in body ? body.username : null
     const user = await admin.createUser(actorOf(request), {
-      firstName: body.first_name, lastName: body.last_name, email: body.email, username: body.username ?? null, role: body.role, invite: body.invite
+      firstName: body.first_name, lastName: body.last_name, email: body.email, username, role: body.role, invite: body.invite
     })
     return reply.code(201).send(presentAdminUser(user))
   })
@@ -129,9 +126,10 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
       method,
       url,
       schema: { summary, description, params: AdminUserParams, response: { 204: { type: 'null', description: 'Done' }, ...errorResponses(400, ...refusals, 404, 409, 429) } },
+      onRequest: adminOnly,
       preHandler: changeLimit(name),
       handler: async (request, reply) => {
-        await act(actorOf(request), (request.params as { id: number }).id)
+        await act(actorOf(request), request.params.id)
         return reply.code(204).send()
       }
     })
@@ -153,7 +151,7 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
     async (actor, id) => { await admin.deleteUser(actor, id) })
 
   // POST /admin/users/import (routes/admin/import.ts), behind the same guards: an admin with a fresh session.
-  await fastify.register(importRoutes)
+  await fastify.register(importRoutes, { onRequest: adminOnly })
 
   api.get('/events', {
     schema: {
@@ -161,7 +159,8 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
       description: 'Newest first, filtered by `user` and `type`; `actor_id` is the admin who acted. Pass the last id as `before` for the next page.',
       querystring: AdminEventsQuery,
       response: { 200: AdminEventsResponse, ...errorResponses(400, ...refusals) }
-    }
+    },
+    onRequest: adminOnly
   }, async (request) => {
     const { user, type, before, limit } = request.query
     const events = await admin.events({ userId: user, type, beforeId: before, limit })

@@ -12,15 +12,16 @@ import { limitEach, perUser } from '../rate-limits.js'
 const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { variant, transport, rateLimit, signedIn } = fastify.routeContext
   const { store, sessions, authentication, securityEvents, mfa } = fastify
-  fastify.addHook('onRequest', signedIn)
-  // Every route here is guarded: the OpenAPI document says so.
-  fastify.addHook('onRoute', (route) => { route.schema = { ...route.schema, security: transport.security.access } })
+  // Every route here is the signed-in user's own: each is guarded, and the OpenAPI document says so.
+  const security = transport.security.access
 
   fastify.get('/account', {
     schema: {
+      security,
       summary: 'The signed-in user, with whether its email is verified, when it registered, and its second factors',
       response: { 200: AccountResponse[variant], ...errorResponses(401, 404, 500, 503) }
-    }
+    },
+    onRequest: signedIn
   }, async (request) => {
     const user = await signedInUser(store, request)
     return presentAccount(user, variant, await mfa.status(user.id))
@@ -28,9 +29,11 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/sessions', {
     schema: {
+      security,
       summary: 'The signed-in user\'s live sessions, newest first; `current` marks the one asking',
       response: { 200: SessionsResponse, ...errorResponses(401, 404, 500, 503) }
-    }
+    },
+    onRequest: signedIn
   }, async (request) => {
     const claims = claimsOf(request)
     const live = await store.listLiveSessions(claims.userId, new Date(request.server.clock.now()))
@@ -40,10 +43,12 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.delete('/sessions/:sessionId', {
     schema: {
+      security,
       summary: 'End one of one\'s own sessions (its refresh and access tokens stop working at once)',
       params: SessionParams,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 500, 503) }
-    }
+    },
+    onRequest: signedIn
   }, async (request, reply) => {
     const claims = claimsOf(request)
     await sessions.endOne(claims.userId, request.params.sessionId, clientOf(request))
@@ -53,6 +58,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post('/reauthenticate', {
     schema: {
+      security,
       summary: 'Confirm the password (and, with TOTP, a code): the session may make sensitive changes for REAUTH_MAX_AGE',
       description: 'A wrong password is 401 INVALID_CREDENTIALS and counts toward the account lockout, as a failed login does. ' +
         'An account with TOTP also sends `code` (a current TOTP code or a recovery code), as a login needs both: without it ' +
@@ -62,6 +68,7 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: ReauthenticateBody,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
     },
+    onRequest: signedIn,
     preHandler: limitEach(fastify, rateLimit, [perUser('reauthenticate', rateLimit)])
   }, async (request, reply) => {
     const user = await signedInUser(store, request)
@@ -71,11 +78,13 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/security-events', {
     schema: {
+      security,
       summary: 'The signed-in user\'s security events (logins, failures, lockouts, changes), newest first',
       description: 'Paged: pass the `id` of the last event of a page as `before` for the next one.',
       querystring: SecurityEventsQuery,
       response: { 200: SecurityEventsResponse, ...errorResponses(400, 401, 404, 500, 503) }
-    }
+    },
+    onRequest: signedIn
   }, async (request) => {
     const events = await securityEvents.list(claimsOf(request).userId, { limit: request.query.limit, beforeId: request.query.before })
     return { events: events.map(presentSecurityEvent) }

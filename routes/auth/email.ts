@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { clientAddressKey } from '../../core/client-address.js'
 import { AcceptedResponse, VerifyEmailBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { clientOf } from '../client.js'
 import { claimsOf, signedInUser } from '../guards.js'
-import { limitEach } from '../rate-limits.js'
+import { limitEach, perAddress } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
 
 /** Email verification: the link mailed at registration and at an email change, and asking for a new one. */
@@ -35,7 +34,7 @@ const emailRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     onRequest: signedIn,
     preHandler: limitEach(fastify, rateLimit, [
-      { name: 'resend-verification:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
+      perAddress('resend-verification', rateLimit.recoveryMax),
       { name: 'resend-verification:account', max: rateLimit.recoveryAccountMax, key: (request) => String(claimsOf(request).userId) }
     ])
   }, async (request, reply) => {

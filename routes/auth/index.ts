@@ -2,12 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { MissingTokenError } from '../../core/errors.js'
-import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody, type RegisterBodyType } from '../../core/schemas/auth.js'
+import { AccessTokenResponse, LoginBody, LoginResponse, RegisterBody } from '../../core/schemas/auth.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { LoginRefusedResponse } from '../../core/schemas/mfa.js'
 import { PublicUser, presentUser } from '../../core/schemas/users.js'
 import { clientOf } from '../client.js'
 import { claimsOf } from '../guards.js'
+import { limitEach, perAddress } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
 import { answerLogin } from './login-answer.js'
 
@@ -23,13 +24,14 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 201: PublicUser[variant], ...errorResponses(400, 403, 409, 413, 415, 429, 500, 503) }
     },
     // Counted per client address in onRequest, before the body is read.
-    config: { rateLimit: { max: rateLimit.registerMax } }
+    onRequest: limitEach(fastify, rateLimit, [perAddress('register', rateLimit.registerMax)])
   }, async (request, reply) => {
-    const body = request.body as RegisterBodyType
+    const { body } = request
     const user = await account.register({
       firstName: body.first_name,
       lastName: body.last_name,
-      username: variant === 'cookie' ? body.username ?? null : null,
+      // The cookie variant's body has one (its schema requires it), the header variant's none.
+      username: 'username' in body ? body.username : null,
       email: body.email,
       password: body.password
     })
@@ -46,8 +48,9 @@ const authRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         'An account with TOTP gets, for the right password, 403 MFA_REQUIRED with an `mfa_token` and no token or cookie: ' +
         'POST /auth/mfa/verify with it and a code completes the login. A wrong password is the same 401 for every account.'
     },
-    // Every login per client address (RATE_LIMIT_LOGIN_MAX); failures per account are the login throttle's.
-    config: { rateLimit: { max: rateLimit.loginMax }, metric: 'login' }
+    // Every login per client address (RATE_LIMIT_LOGIN_MAX), before the body is read; failures per account are the login throttle's.
+    onRequest: limitEach(fastify, rateLimit, [perAddress('login', rateLimit.loginMax)]),
+    config: { metric: 'login' }
   }, async (request, reply) => {
     return answerLogin(reply, transport, variant, await authentication.logIn(request.body.email, request.body.password, clientOf(request)))
   })

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
+import { accountRefusal } from '../../core/authentication/complete-sign-in.js'
 import { SignInRefusedError } from '../../core/identities/identities.js'
 import { InvalidOidcStateError, InvalidRedirectError, mfaRequired } from '../../core/errors.js'
 import { landingPage } from '../../core/oidc/landing-page.js'
@@ -13,9 +14,8 @@ import { CallbackQuery, ExchangeBody, HeaderSignInQuery, IdentitiesResponse, Pro
 import { presentUser } from '../../core/schemas/users.js'
 import { isEmail } from '../../core/validation.js'
 import { clientOf } from '../client.js'
-import { signedInRoutes } from '../context.js'
 import { claimsOf, signedInUser } from '../guards.js'
-import { limitEach, perUser } from '../rate-limits.js'
+import { limitEach, perAddress, perUser } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
 
 /** Where the browser goes after a sign-in without redirect_to: the account console. */
@@ -30,12 +30,13 @@ const errorCode = (value: string) => value.replace(/[^a-z_]/g, '').slice(0, 64) 
  * POST /auth/oidc/exchange turns it into the login answer.
  */
 const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const { variant, transport, mountPrefix, config } = fastify.routeContext
-  const { oidc, identities, store } = fastify
+  const { variant, transport, mountPrefix, config, signedIn } = fastify.routeContext
+  const { oidc, identities, authentication, store } = fastify
   const publicUrl = config.mail.publicUrl
   const callbackPath = (provider: string) => `${mountPrefix}/auth/oidc/${provider}/callback`
   const stateCookie = (provider: string) => stateCookieOf(mountPrefix, provider, config.cookieSecure)
-  const perAddress = { rateLimit: { max: config.rateLimit.loginMax } }
+  // Per client address, as many as logins (RATE_LIMIT_LOGIN_MAX), counted before anything else is read.
+  const perAddressLimit = (name: string) => limitEach(fastify, config.rateLimit, [perAddress(name, config.rateLimit.loginMax)])
   /** The browser back at the sign-in's target with our fragment (a code, an error). */
   const sendBack = (reply: FastifyReply, target: string, fragment: Record<string, string>) =>
     reply.redirect(`${target}#${new URLSearchParams(fragment).toString()}`, 303)
@@ -58,7 +59,7 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       querystring: variant === 'header' ? HeaderSignInQuery : SignInQuery,
       response: { 302: Type.Null({ description: 'To the provider\'s authorization endpoint' }), ...errorResponses(400, 404, 429, 500, 503) }
     },
-    config: perAddress
+    onRequest: perAddressLimit('oidc-start')
   }, async (request, reply) => {
     const { provider } = request.params
     oidc.assertServed(provider)
@@ -91,7 +92,8 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         ...errorResponses(400, 404, 429, 500, 503)
       }
     },
-    config: { ...perAddress, metric: 'login' }
+    onRequest: perAddressLimit('oidc-callback'),
+    config: { metric: 'login' }
   }, async (request, reply) => {
     const { provider } = request.params
     const pending = oidc.pending(provider, request.cookies[stateCookie(provider).name], request.query.state)
@@ -125,16 +127,16 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       return sendBack(reply, pending.redirectTo, { error: error.reason })
     }
 
-    // As a password login (403 ACCOUNT_DISABLED): a disabled account does not sign in.
-    if (user.disabledAt !== null) return sendBack(reply, pending.redirectTo, { error: 'account_disabled' })
-    // As a password login (403 EMAIL_NOT_VERIFIED): an address neither the provider nor a mailed link verified does not sign in.
-    if (config.requireEmailVerification && !user.emailVerified) return sendBack(reply, pending.redirectTo, { error: 'email_not_verified' })
+    // Before a code is handed out, the refusals completeSignIn would answer (403 ACCOUNT_DISABLED, EMAIL_NOT_VERIFIED) as
+    // #error=account_disabled, #error=email_not_verified: an address neither the provider nor a mailed link verified does not sign in.
+    const refusal = accountRefusal(user, config.requireEmailVerification)
+    if (refusal !== undefined) return sendBack(reply, pending.redirectTo, { error: refusal })
     if (variant === 'header') {
       // A state another mount (the cookie variant's) started carries no challenge: no code can be bound to it.
       if (pending.codeChallenge === undefined) throw new InvalidOidcStateError()
       return sendBack(reply, pending.redirectTo, { code: await identities.issueLoginCode(user, provider, pending.codeChallenge) })
     }
-    const outcome = await identities.signIn(user, provider, client)
+    const outcome = await authentication.completeSignIn({ user, method: { kind: 'provider', provider }, client })
     // TOTP on: no cookie yet; the page asks for the code and sends it with the mfa_token to POST /auth/mfa/verify.
     if (outcome.kind === 'second_factor') return sendBack(reply, pending.redirectTo, { mfa_token: outcome.mfaToken })
     transport.deliver(reply, outcome.session)
@@ -153,44 +155,45 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         body: ExchangeBody,
         response: { 200: LoginResponse.header, ...errorResponses(400, 413, 415, 429, 500, 503), 403: LoginRefusedResponse }
       },
-      config: { ...perAddress, metric: 'login' }
+      onRequest: perAddressLimit('oidc-exchange'),
+      config: { metric: 'login' }
     }, async (request) => {
       const { user, provider } = await identities.redeemLoginCode(request.body.code, request.body.code_verifier)
-      const outcome = await identities.signIn(user, provider, clientOf(request))
+      const outcome = await authentication.completeSignIn({ user, method: { kind: 'provider', provider }, client: clientOf(request) })
       if (outcome.kind === 'second_factor') throw mfaRequired(outcome.mfaToken)
       const { accessToken, refreshToken } = outcome.session
       return { user: presentUser(user, 'header'), accessToken, refreshToken }
     })
   }
 
-  // One's own linked identities: every route of this context needs a signed-in session.
-  await signedInRoutes(fastify, (guarded) => {
-    guarded.get('/identities', {
-      schema: {
-        security: transport.security.access,
-        summary: 'The provider identities linked to the signed-in user',
-        response: { 200: IdentitiesResponse, ...errorResponses(401, 500, 503) }
-      }
-    }, async (request) => {
-      const linked = await identities.list(claimsOf(request).userId)
-      return { identities: linked.map(identity => ({ provider: identity.provider, email: identity.email, created_at: identity.createdAt.toISOString() })) }
-    })
+  // One's own linked identities: each route needs a signed-in session.
+  fastify.get('/identities', {
+    schema: {
+      security: transport.security.access,
+      summary: 'The provider identities linked to the signed-in user',
+      response: { 200: IdentitiesResponse, ...errorResponses(401, 500, 503) }
+    },
+    onRequest: signedIn
+  }, async (request) => {
+    const linked = await identities.list(claimsOf(request).userId)
+    return { identities: linked.map(identity => ({ provider: identity.provider, email: identity.email, created_at: identity.createdAt.toISOString() })) }
+  })
 
-    guarded.delete('/identities/:provider', {
-      schema: {
-        security: transport.security.access,
-        summary: 'Unlink a provider identity (needs a recent sign-in)',
-        description: '409 LAST_LOGIN_METHOD when no password and no other identity would be left to sign in with.',
-        params: ProviderParams,
-        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
-      },
-      preHandler: limitEach(fastify, config.rateLimit, [perUser('unlink-identity', config.rateLimit)])
-    }, async (request, reply) => {
-      const user = await signedInUser(store, request)
-      const { provider } = request.params
-      await identities.unlink({ user, sessionId: claimsOf(request).sessionId, client: clientOf(request) }, provider)
-      return reply.code(204).send(null)
-    })
+  fastify.delete('/identities/:provider', {
+    schema: {
+      security: transport.security.access,
+      summary: 'Unlink a provider identity (needs a recent sign-in)',
+      description: '409 LAST_LOGIN_METHOD when no password and no other identity would be left to sign in with.',
+      params: ProviderParams,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, config.rateLimit, [perUser('unlink-identity', config.rateLimit)])
+  }, async (request, reply) => {
+    const user = await signedInUser(store, request)
+    const { provider } = request.params
+    await identities.unlink({ user, sessionId: claimsOf(request).sessionId, client: clientOf(request) }, provider)
+    return reply.code(204).send(null)
   })
 }
 

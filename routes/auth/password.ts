@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { clientAddressKey } from '../../core/client-address.js'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../core/schemas/account.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { hashToken } from '../../core/tokens/random-token.js'
 import { clientOf } from '../client.js'
 import { claimsOf, signedInUser } from '../guards.js'
-import { limitEach, perUser } from '../rate-limits.js'
+import { limitEach, perAddress, perUser, type WithBody } from '../rate-limits.js'
 import { NO_CREDENTIALS } from '../transport.js'
 
 /** The one answer of forgot-password, for a known, an unknown and a rate-limited-but-unknown address alike. */
@@ -44,9 +43,9 @@ const passwordRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 202: AcceptedResponse, ...errorResponses(400, 403, 413, 415, 429, 500, 503) }
     },
     // Per address typed, known or not, so a limited known account answers as a limited unknown one.
-    preHandler: limitEach(fastify, rateLimit, [
-      { name: 'forgot-password:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
-      { name: 'forgot-password:account', max: rateLimit.recoveryAccountMax, key: (request) => (request.body as { email: string }).email }
+    preHandler: limitEach<WithBody<typeof ForgotPasswordBody>>(fastify, rateLimit, [
+      perAddress('forgot-password', rateLimit.recoveryMax),
+      { name: 'forgot-password:account', max: rateLimit.recoveryAccountMax, key: (request) => request.body.email }
     ])
   }, async (request, reply) => {
     // The lookup, the token and the mail all happen after the answer: known and unknown take the same time.
@@ -64,10 +63,10 @@ const passwordRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       body: ResetPasswordBody,
       response: { 204: Type.Null(), ...errorResponses(400, 403, 413, 415, 429, 500, 503) }
     },
-    preHandler: limitEach(fastify, rateLimit, [
-      { name: 'reset-password:ip', max: rateLimit.recoveryMax, key: clientAddressKey },
+    preHandler: limitEach<WithBody<typeof ResetPasswordBody>>(fastify, rateLimit, [
+      perAddress('reset-password', rateLimit.recoveryMax),
       // The token stands for its account here: the account is known only once the token is.
-      { name: 'reset-password:account', max: rateLimit.recoveryAccountMax, key: (request) => hashToken((request.body as { token: string }).token) }
+      { name: 'reset-password:account', max: rateLimit.recoveryAccountMax, key: (request) => hashToken(request.body.token) }
     ])
   }, async (request, reply) => {
     await account.resetPassword(request.body.token, request.body.new_password, clientOf(request))

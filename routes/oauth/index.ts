@@ -1,9 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../core/config.js'
 import { pageCsp, PAGE_CSP_DIRECTIVES } from '../../plugins/external/helmet.js'
 import { OAUTH_ROUTES } from '../../core/oauth/provider.js'
 import { TOKEN_ANSWER_HEADERS, type ClientCredentialsAnswer } from '../../core/oauth/client-credentials-grant.js'
-import { routeContextFor } from '../context.js'
+import { mountRouteContext } from '../context.js'
+import { limitEach } from '../rate-limits.js'
 import interactionRoutes from './interactions.js'
 
 export interface OAuthRoutesOptions {
@@ -58,7 +60,7 @@ const FORM_BODY_LIMIT = 8 * 1024
  * security headers already set (helmet's hooks) go with the answer; the provider's own pages set the
  * pages' CSP (core/oauth/provider-pages.ts). The sign-in and consent page is ours (interactions.ts).
  */
-export default async function oauthRoutes (fastify: FastifyInstance, { config, variant, apiPrefix }: OAuthRoutesOptions): Promise<void> {
+const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async (fastify, { config, variant, apiPrefix }) => {
   const { oauth } = fastify
 
   async function forward (request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -146,7 +148,7 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
       method: [...methods],
       url: '/oauth/token',
       schema: { hide: true },
-      config: { rateLimit: { max: config.rateLimit.oauthTokenMax, keyGenerator: tokenRequestClient, hook: 'preHandler' } },
+      preHandler: limitEach(fastify, config.rateLimit, [{ name: 'oauth-token', max: config.rateLimit.oauthTokenMax, key: tokenRequestClient }]),
       handler: tokenEndpoint
     })
   })
@@ -177,9 +179,12 @@ export default async function oauthRoutes (fastify: FastifyInstance, { config, v
     }
   })
 
+  // The sign-in and consent page calls the API of the pages' mount with its token: its route context and hooks.
   await fastify.register(async (pages) => {
-    pages.decorate('routeContext', routeContextFor(pages, variant, apiPrefix, config))
+    mountRouteContext(pages, { variant, prefix: apiPrefix, config })
     pages.addHook('onRequest', pageCsp(PAGE_CSP_DIRECTIVES))
     await pages.register(interactionRoutes, { prefix: INTERACTION_PREFIX.slice(0, -1), apiPrefix, variant })
   })
 }
+
+export default oauthRoutes

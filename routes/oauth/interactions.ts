@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { refuseSignIn } from '../../core/authentication/complete-sign-in.js'
 import type { Variant } from '../../core/config.js'
-import { AccountDisabledError, FreshSignInRequiredError, InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
+import { FreshSignInRequiredError, InteractionNotFoundError, InteractionStepError } from '../../core/errors.js'
 import { SERVICE_SESSION_FIELD } from '../../core/oauth/provider-sessions.js'
 import { clientOf } from '../client.js'
 import { claimsOf, signedInUser } from '../guards.js'
@@ -38,7 +39,8 @@ function freshSignInSince (details: Details, nowSeconds: number): number | undef
  * the page signs in through the service's API (password, then the second factor; a passkey), and
  * these routes tell the provider who signed in and what they allowed. The interaction is bound to
  * the browser by oidc-provider's cookie (its path is this page's); the sign-in by the service's own
- * access token, as the variant carries it.
+ * access token, as the variant carries it. Registered in the route context of the mount whose API the page
+ * calls (routes/oauth/index.ts): no answer is cached, the cookie variant refuses cross-site posts.
  */
 const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = async (fastify, { apiPrefix, variant }) => {
   const { oauth } = fastify
@@ -64,7 +66,7 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
   }
 
   fastify.get('/:uid', { schema: { hide: true, params: Uid } }, async (_request, reply) => {
-    reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+    reply.type('text/html; charset=utf-8')
     return page
   })
 
@@ -86,7 +88,6 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
     const details = await detailsOf(request, reply)
     const clientId = String(details.params.client_id)
     const client = await (await oauth.current()).Client.find(clientId)
-    reply.header('cache-control', 'no-store')
     return {
       prompt: details.prompt.name,
       client: { id: clientId, name: client?.clientName ?? clientId },
@@ -98,12 +99,14 @@ const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = a
   // Signed in through the service's API (the variant's access token): the interaction's account is that user,
   // signed in when the session last proved a credential (auth_time, max_age), and the provider's browser
   // session is bound to this service session (it ends when this one does: core/oauth/provider-sessions.ts).
+  // The sign-in itself was finished by completeSignIn (core/authentication/complete-sign-in.ts), which started that session.
   fastify.post('/:uid/login', { schema: { hide: true, params: Uid, response: { 200: Next } }, onRequest: signedIn }, async (request, reply) => {
     const details = await detailsOf(request, reply)
     if (details.prompt.name !== 'login') throw new InteractionStepError('This step of the sign-in is not a sign-in')
     // Disabling revoked the user's sessions (the guard refuses them); an instance that has not yet followed the log still reads this.
+    // completeSignIn's refusal, without the address: it was judged when the session signed in.
     const user = await signedInUser(fastify.store, request)
-    if (user.disabledAt !== null) throw new AccountDisabledError()
+    refuseSignIn(user, false)
     const { sessionId } = claimsOf(request)
     const authenticatedAt = Math.floor((await fastify.sessions.authenticatedAt(sessionId)).getTime() / 1000)
     const since = freshSignInSince(details, Math.floor(fastify.clock.now() / 1000))

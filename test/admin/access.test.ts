@@ -3,20 +3,10 @@ import { build } from '../fixtures/build.js'
 import { testClock } from '../fixtures/clock.js'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { cookieValue, credentials, loggedInUser, logIn } from '../fixtures/factories.js'
-import { codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
+import { addPasskey, codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
 import { SoftwareCredential } from '../fixtures/authenticator.js'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Variant } from '../../core/config.js'
-import type { Session } from '../fixtures/factories.js'
-
-/** Registers a software passkey for the session's user (test/routes/passkeys.test.ts does the same). */
-async function addPasskey (server: FastifyInstance, variant: Variant, session: Session): Promise<SoftwareCredential> {
-  const credential = new SoftwareCredential()
-  const offered = await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, session) })
-  const created = await server.inject({ method: 'POST', url: '/auth/passkeys', ...credentials(variant, session), payload: credential.register(offered.json()) })
-  if (created.statusCode !== 201) throw new Error(`passkey registration: ${created.statusCode} ${created.body}`)
-  return credential
-}
 
 async function passkeyLogin (server: FastifyInstance, credential: SoftwareCredential) {
   const options = await server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })

@@ -1,8 +1,9 @@
 import type { Page } from 'playwright-core'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
+import { registerAt } from '../fixtures/factories.js'
 import { focusedId, launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
-import { call, freePort } from '../fixtures/http.js'
+import { freePort } from '../fixtures/http.js'
 import { awayFromStepEdge, codeAt } from '../fixtures/mfa.js'
 
 /*
@@ -26,14 +27,6 @@ t.test('the console\'s two-step sign-in in Chromium', {
   const server = await build(t, { env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', REAUTH_MAX_AGE: `${REAUTH_SECONDS}s` } })
   await server.listen({ host: '127.0.0.1', port })
 
-  let sequence = 0
-  const register = async () => {
-    sequence += 1
-    const user = { first_name: 'Ada', last_name: 'Lovelace', username: `ada${sequence}`, email: `ada${sequence}@example.com`, password: 'analytical engine 1843' }
-    const answer = await call(baseUrl, 'POST', '/auth/register', { body: user })
-    if (answer.status !== 201) throw new Error(`register: ${answer.status}`)
-    return user
-  }
   const typePassword = async (page: Page, email: string, password: string) => {
     await page.fill('#login-email', email)
     await page.fill('#login-password', password)
@@ -59,7 +52,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
 
   t.test('TOTP turned on from its QR code and key, then a sign-in asks for the code', async (t) => {
     const { page, violations } = await watchedPage(browser, t)
-    const user = await register()
+    const user = await registerAt(baseUrl)
     await page.goto(`${baseUrl}/account`)
     await typePassword(page, user.email, user.password)
     await signedIn(page, user.email)
@@ -126,7 +119,7 @@ t.test('the console\'s two-step sign-in in Chromium', {
 
   t.test('a passkey added, renamed, used to sign in and removed', async (t) => {
     const { context, page, violations } = await watchedPage(browser, t)
-    const user = await register()
+    const user = await registerAt(baseUrl)
     await page.goto(`${baseUrl}/account`)
     const cdp = await context.newCDPSession(page)
     await cdp.send('WebAuthn.enable', { enableUI: false })

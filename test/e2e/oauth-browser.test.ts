@@ -1,28 +1,29 @@
 import * as client from 'openid-client'
-import { createServer } from 'node:http'
-import t, { type Test } from 'tap'
+import type { Page } from 'playwright-core'
+import t from 'tap'
 import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
 import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
-import { addClient, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
+import { addClient, appSite, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
 
 /** One browser for the file's tests (each has its own context). */
 const chromium = () => sharedChromium(t)
 
+/** On the device page, its code entered: Continue, the sign-in page with the password, Allow, until the page says the device may go on. */
+async function confirmDevice (page: Page, user: { email: string, password: string }) {
+  await page.getByRole('button', { name: 'Continue' }).click()
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await page.getByRole('button', { name: 'Allow' }).click()
+  await page.getByText(/you can close this page/i).waitFor()
+}
+
 // The provider's browser steps in Chromium: the service's own sign-in, second-factor and consent
 // pages, the device verification page, and RP-initiated logout, under the pages' strict CSP.
-
-/** The app's site: it answers every path (the test reads the code from the URL the browser arrives at). */
-async function appSite (t: Test): Promise<string> {
-  const port = await freePort()
-  const site = createServer((_request, response) => { response.end('the app') })
-  await new Promise<void>(resolve => site.listen(port, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>(resolve => { site.closeAllConnections(); site.close(() => resolve()) }))
-  return `http://127.0.0.1:${port}`
-}
 
 t.test('in Chromium: sign-in page (password, then a TOTP code), consent page with Allow, back at the app with a code (cookie variant)', { skip: skipWithoutChromium }, async (t) => {
   const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
@@ -89,12 +90,7 @@ t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "y
   const { page, violations } = await watchedPage(browser, t)
   await page.goto(device.verification_uri)
   await page.getByLabel(/code/i).fill(device.user_code)
-  await page.getByRole('button', { name: 'Continue' }).click()
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await page.getByRole('button', { name: 'Allow' }).click()
-  await page.getByText(/you can close this page/i).waitFor()
+  await confirmDevice(page, user)
   t.same(await violations(), [], 'nothing refused under the CSP')
 
   const tokens = await client.pollDeviceAuthorizationGrant(config, { ...device, interval: 0 })
@@ -112,12 +108,7 @@ t.test('in Chromium: a device link with the code in it: the confirmation names t
   await page.goto(device.verification_uri_complete ?? '')
   await page.getByText(/TV App asks to sign in/).waitFor()
   t.match(await page.textContent('main'), device.user_code, 'the code is shown')
-  await page.getByRole('button', { name: 'Continue' }).click()
-  await page.getByLabel('Email').fill(user.email)
-  await page.getByLabel('Password').fill(user.password)
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await page.getByRole('button', { name: 'Allow' }).click()
-  await page.getByText(/you can close this page/i).waitFor()
+  await confirmDevice(page, user)
   t.same(await violations(), [], 'nothing refused under the CSP')
 })
 

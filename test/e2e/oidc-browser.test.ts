@@ -1,12 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../core/config.js'
+import { sharedChromium, skipWithoutChromium as skip } from '../fixtures/browser.js'
 import { build } from '../fixtures/build.js'
 import { freePort, providerSettings, startOpenIdProvider, type TestProvider } from '../fixtures/openid-provider.js'
-
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `no ${CHROMIUM}: install Debian's chromium (apt-get install chromium) to run the browser test`
 
 /** The service at http://localhost:<port> and the provider at http://127.0.0.1:<port>: two sites, as in production. */
 async function sites (t: Test, variant: Variant): Promise<{ baseUrl: string, provider: TestProvider }> {
@@ -21,20 +18,17 @@ async function sites (t: Test, variant: Variant): Promise<{ baseUrl: string, pro
   return { baseUrl, provider }
 }
 
-async function launch (t: Test) {
-  const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-  })
-  t.teardown(() => browser.close())
-  return await browser.newContext()
+/** A fresh context (cookies of its own) in the file's one Chromium, closed at the end of the test `test`. */
+async function freshContext (test: Test) {
+  const context = await (await sharedChromium(t)).newContext()
+  test.teardown(() => context.close())
+  return context
 }
 
 t.test('in Chromium, signing in with a provider on another site creates the account and arrives signed in (cookie variant)', { skip }, async (t) => {
   const { baseUrl, provider } = await sites(t, 'cookie')
   provider.accounts.set('hedy', { email: 'hedy@example.test', email_verified: true, given_name: 'Hedy', family_name: 'Lamarr' })
-  const context = await launch(t)
+  const context = await freshContext(t)
   const page = await context.newPage()
 
   // redirect_to a guarded route: it answers 200 only if the SameSite=Strict cookies come with the arrival.
@@ -58,7 +52,7 @@ t.test('in Chromium, signing in with a provider on another site creates the acco
 t.test('in Chromium, the header variant hands the page a one-time #code= that is exchanged once', { skip }, async (t) => {
   const { baseUrl, provider } = await sites(t, 'header')
   provider.accounts.set('ada', { email: 'ada@example.test', email_verified: true, given_name: 'Ada', family_name: 'Lovelace' })
-  const context = await launch(t)
+  const context = await freshContext(t)
   const page = await context.newPage()
 
   // The page's app keeps a PKCE verifier and starts the sign-in with its challenge.

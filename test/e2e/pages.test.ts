@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
+import { registerAt } from '../fixtures/factories.js'
 import { focusedId, launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { call, freePort, setCookieValue } from '../fixtures/http.js'
 import { startMailbox, tokenFromLink, type Mailbox } from '../fixtures/mailbox.js'
@@ -18,14 +19,6 @@ t.test('the pages in Chromium', {
   const server = await build(t, { env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', REAUTH_MAX_AGE: '2s' } })
   await server.listen({ host: '127.0.0.1', port })
 
-  let sequence = 0
-  const register = async () => {
-    sequence += 1
-    const user = { first_name: 'Ada', last_name: 'Lovelace', username: `ada${sequence}`, email: `ada${sequence}@example.com`, password: 'analytical engine 1843' }
-    const answer = await call(baseUrl, 'POST', '/auth/register', { body: user })
-    if (answer.status !== 201) throw new Error(`register: ${answer.status}`)
-    return user
-  }
   const logIn = (email: string, password: string, userAgent = 'node') =>
     call(baseUrl, 'POST', '/auth/login', { body: { email, password }, headers: { 'user-agent': userAgent } })
   const signIn = async (page: Page, email: string, password: string) => {
@@ -37,7 +30,7 @@ t.test('the pages in Chromium', {
 
   t.test('the mailed reset link opens the page, the policy\'s answers show, the new password is set and signs in', async (t) => {
     const { page, violations } = await watchedPage(browser, t)
-    const user = await register()
+    const user = await registerAt(baseUrl)
     t.equal((await call(baseUrl, 'POST', '/auth/forgot-password', { body: { email: user.email } })).status, 202)
     const mail = await mailbox.next(user.email, 'Reset your password')
     const link = `${baseUrl}/reset-password#token=${tokenFromLink(mail, baseUrl, '/reset-password')}`
@@ -86,7 +79,7 @@ t.test('the pages in Chromium', {
 
   t.test('the mailed verification link verifies by the page\'s POST; a used link offers a new one', async (t) => {
     const { page, violations } = await watchedPage(browser, t)
-    const user = await register()
+    const user = await registerAt(baseUrl)
     const link = `${baseUrl}/verify-email#token=${tokenFromLink(await mailbox.next(user.email, 'Verify your email address'), baseUrl, '/verify-email')}`
     const verified = async () => {
       const login = await logIn(user.email, user.password)
@@ -112,7 +105,7 @@ t.test('the pages in Chromium', {
 
   t.test('at 320 px the console lists another device\'s session, ends it, and changes the email after asking for the password', async (t) => {
     const { context, page, violations } = await watchedPage(browser, t, { viewport: { width: 320, height: 700 } })
-    const user = await register()
+    const user = await registerAt(baseUrl)
     const other = await logIn(user.email, user.password, OTHER_DEVICE)
     const otherRefresh = setCookieValue(other.headers, 'refreshToken')
 
@@ -164,7 +157,7 @@ t.test('the pages in Chromium', {
 
   t.test('keyboard only, in dark mode: Tab and Enter sign in, then sign out', async (t) => {
     const { page, violations } = await watchedPage(browser, t, { colorScheme: 'dark' })
-    const user = await register()
+    const user = await registerAt(baseUrl)
     await page.goto(`${baseUrl}/account`)
     await page.locator('#login-form').waitFor()
     t.equal(await page.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(20, 23, 28)', 'the dark colours')

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import Fastify from 'fastify'
 import fp from 'fastify-plugin'
 import type { Browser, CDPSession, Page } from 'playwright-core'
@@ -9,6 +8,7 @@ import app, { serverOptions } from '../../src/app.js'
 import type { Variant } from '../../core/config.js'
 import { testConfig } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
+import { freePort } from '../fixtures/http.js'
 
 /*
  * Passkeys in Chromium, with a CDP virtual authenticator standing in for the platform's
@@ -21,14 +21,6 @@ const CHROMIUM = '/usr/bin/chromium'
 const PAGE = '/passkey-test-page'
 
 interface Answer { status: number, body: any }
-
-async function freePort (): Promise<number> {
-  const probe = createServer()
-  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
-  const { port } = probe.address() as { port: number }
-  await new Promise(resolve => probe.close(resolve))
-  return port
-}
 
 /** The service in this process, on localhost, with the test page at PAGE. */
 async function startService (t: Test, variant: Variant): Promise<string> {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { RETRY_DELAYS_MS } from '../../core/webhooks/delivery-worker.js'
+import { RETRY_DELAYS_MS } from '../../core/webhooks/webhook-sender.js'
 import { build } from '../fixtures/build.js'
 import { testClock } from '../fixtures/clock.js'
 import { testDatabaseUrl } from '../fixtures/database.js'

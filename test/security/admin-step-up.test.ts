@@ -2,10 +2,9 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { assertError } from '../fixtures/assertions.js'
-import { SoftwareCredential } from '../fixtures/authenticator.js'
 import { build } from '../fixtures/build.js'
 import { credentials, loggedInUser, logIn, type RegisteredUser, type Session } from '../fixtures/factories.js'
-import { codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
+import { addPasskey, codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
 
 /*
  * Issue 33, finding 3: with ADMIN_REQUIRE_MFA, /admin asked whether the account owned a second factor, not
@@ -16,14 +15,6 @@ import { codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
 
 const variant = 'header'
 const env = { ADMIN_REQUIRE_MFA: 'true' }
-
-async function addPasskey (server: FastifyInstance, session: Session): Promise<SoftwareCredential> {
-  const credential = new SoftwareCredential()
-  const options = await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, session) })
-  const created = await server.inject({ method: 'POST', url: '/auth/passkeys', ...credentials(variant, session), payload: credential.register(options.json()) })
-  if (created.statusCode !== 201) throw new Error(`passkey not added: ${created.statusCode} ${created.body}`)
-  return credential
-}
 
 async function passkeyOptions (server: FastifyInstance) {
   return (await server.inject({ method: 'POST', url: '/auth/passkeys/authentication-options' })).json()
@@ -37,7 +28,7 @@ function sessionOf (user: RegisteredUser, response: LightMyRequestResponse): Ses
 t.test('a passkey-owning admin signed in with the password alone is refused /admin until a passkey is used', async (t) => {
   const server = await build(t, { variant, env })
   const admin = await adminSession(server, variant)
-  const credential = await addPasskey(server, admin)
+  const credential = await addPasskey(server, variant, admin)
   const victim = await loggedInUser(server, variant)
 
   // What a password thief has: a fresh password-only login of the admin.
@@ -87,7 +78,7 @@ t.test('a TOTP admin: password and code open /admin; the session that turned TOT
 t.test('a password session of a passkey admin cannot add a second factor of its own to step up with', async (t) => {
   const server = await build(t, { variant, env })
   const admin = await adminSession(server, variant)
-  const credential = await addPasskey(server, admin)
+  const credential = await addPasskey(server, variant, admin)
   const thief = await logIn(server, variant, admin.user)
   assertError(t, await server.inject({ method: 'POST', url: '/auth/mfa/totp', ...credentials(variant, thief) }), 403, 'SECOND_FACTOR_REQUIRED')
   assertError(t, await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, thief) }), 403, 'SECOND_FACTOR_REQUIRED')

@@ -13,7 +13,9 @@ import { startWebhookReceiver, WEBHOOK_SECRET, type WebhookReceiver } from '../f
  * Issue 33, finding 15: the CLI did not go through the admin rules. `users delete` wrote no audit row and
  * sent no webhook, `sessions revoke` wrote no audit row, and `mfa reset` recorded another event than the
  * admin API's (and mailed the owner nothing). Now each is the admin API's act with the operator as actor
- * (actor_id null): the same audit rows, webhooks and mail. Run on SQLite and, with TEST_STORE=postgres, PostgreSQL.
+ * (actor_id null): the same audit rows, webhooks and mail, which each test compares with the API's own act; the
+ * export shows an event as GET /admin/events does. Run on SQLite and, with TEST_STORE=postgres, PostgreSQL
+ * (scripts/test-postgres.mjs).
  */
 
 interface Setup { server: FastifyInstance, receiver: WebhookReceiver, cli: (...args: string[]) => Promise<{ code: number, stdout: string, stderr: string }> }
@@ -45,30 +47,71 @@ async function delivered (server: FastifyInstance, receiver: WebhookReceiver, ty
   return receiver.ofType(type)
 }
 
-t.test('users delete writes the admin API\'s audit row and sends user.deleted', async (t) => {
+/** What an audit row says apart from who acted and when: the same for the CLI's act as for the API's. */
+function shapeOf (row: Record<string, unknown> | undefined) {
+  return { type: row?.type, fields: Object.keys(row ?? {}).sort(), detail: Object.keys(row?.detail as object ?? {}).sort() }
+}
+
+t.test('users delete writes the admin API\'s audit row and sends user.deleted, as DELETE /admin/users/:id does', async (t) => {
   const { server, receiver, cli } = await setUp(t)
-  const user = await loggedInUser(server, 'header')
-  const deleted = await cli('users', 'delete', String(user.user.id))
+  const admin = await adminSession(server, 'header')
+  const [byCli, byApi] = [await loggedInUser(server, 'header'), await loggedInUser(server, 'header')]
+  const deleted = await cli('users', 'delete', String(byCli.user.id))
   t.equal(deleted.code, 0, deleted.stderr)
   t.equal(deleted.stderr, '')
-  const [row] = await trail(cli, 'admin_user_deleted')
-  t.match(row, { type: 'admin_user_deleted', user_id: null, actor_id: null, user_agent: 'account-service CLI', detail: { user_id: user.user.id, email: user.user.email } })
-  const [sent] = await delivered(server, receiver, 'user.deleted')
-  t.match(sent?.data, { id: user.user.id, email: user.user.email })
-  t.equal((await cli('users', 'delete', String(user.user.id))).code, 1, 'a second time: no such user')
+  t.equal((await adminRequest(server, 'header', admin, 'DELETE', `/admin/users/${byApi.user.id}`)).statusCode, 204)
+
+  const rows = await trail(cli, 'admin_user_deleted')
+  const ofCli = rows.find(row => (row.detail as { user_id: number }).user_id === byCli.user.id)
+  const ofApi = rows.find(row => (row.detail as { user_id: number }).user_id === byApi.user.id)
+  t.match(ofCli, { type: 'admin_user_deleted', user_id: null, actor_id: null, user_agent: 'account-service CLI', detail: { user_id: byCli.user.id, email: byCli.user.email } })
+  t.match(ofApi, { user_id: null, actor_id: admin.user.id, detail: { user_id: byApi.user.id, email: byApi.user.email } })
+  t.same(shapeOf(ofCli), shapeOf(ofApi), 'the same row either way')
+  const sent = await delivered(server, receiver, 'user.deleted')
+  const [ofCliSent, ofApiSent] = [byCli, byApi].map(({ user }) => sent.find(delivery => delivery.data.id === user.id))
+  t.match(ofCliSent?.data, { id: byCli.user.id, email: byCli.user.email })
+  t.same(Object.keys(ofCliSent?.data ?? {}).sort(), Object.keys(ofApiSent?.data ?? {}).sort(), 'the same webhook either way')
+  t.equal((await cli('users', 'delete', String(byCli.user.id))).code, 1, 'a second time: no such user')
 })
 
-t.test('sessions revoke writes admin_sessions_revoked and sends session.revoked', async (t) => {
+t.test('sessions revoke writes admin_sessions_revoked and sends session.revoked, as DELETE /admin/users/:id/sessions does', async (t) => {
   const { server, receiver, cli } = await setUp(t)
-  const user = await loggedInUser(server, 'header')
-  const revoked = await cli('sessions', 'revoke', user.user.email)
+  const admin = await adminSession(server, 'header')
+  const [byCli, byApi] = [await loggedInUser(server, 'header'), await loggedInUser(server, 'header')]
+  const revoked = await cli('sessions', 'revoke', byCli.user.email)
   t.equal(revoked.code, 0, revoked.stderr)
   t.match(revoked.stdout, /^revoked 1 session of user/)
-  const [row] = await trail(cli, 'admin_sessions_revoked')
-  t.match(row, { user_id: user.user.id, actor_id: null, detail: { user_id: user.user.id, sessions: 1 } })
-  t.match((await delivered(server, receiver, 'session.revoked')).map(delivery => delivery.data), [{ user_id: user.user.id }])
-  const refresh = await server.inject({ method: 'POST', url: '/auth/refresh-token', headers: { authorization: `Bearer ${user.accessToken}`, 'x-refresh-token': `Bearer ${user.refreshToken}` } })
+  t.equal((await adminRequest(server, 'header', admin, 'DELETE', `/admin/users/${byApi.user.id}/sessions`)).statusCode, 204)
+
+  const rows = await trail(cli, 'admin_sessions_revoked')
+  const ofCli = rows.find(row => row.user_id === byCli.user.id)
+  const ofApi = rows.find(row => row.user_id === byApi.user.id)
+  t.match(ofCli, { user_id: byCli.user.id, actor_id: null, detail: { user_id: byCli.user.id, sessions: 1 } })
+  t.match(ofApi, { user_id: byApi.user.id, actor_id: admin.user.id, detail: { user_id: byApi.user.id, sessions: 1 } })
+  t.same(shapeOf(ofCli), shapeOf(ofApi), 'the same row either way')
+  const sent = (await delivered(server, receiver, 'session.revoked')).map(delivery => delivery.data)
+  const [ofCliSent, ofApiSent] = [byCli, byApi].map(({ user }) => sent.filter(data => data.user_id === user.id))
+  t.equal(ofCliSent.length, 1, 'session.revoked for the CLI\'s act')
+  t.same(ofCliSent.map(data => Object.keys(data).sort()), ofApiSent.map(data => Object.keys(data).sort()), 'the same webhook either way')
+  const refresh = await server.inject({ method: 'POST', url: '/auth/refresh-token', headers: { authorization: `Bearer ${byCli.accessToken}`, 'x-refresh-token': `Bearer ${byCli.refreshToken}` } })
   t.equal(refresh.statusCode, 401, 'the session is over')
+})
+
+t.test('events export writes each event as GET /admin/events shows it: the same fields, the same values', async (t) => {
+  const { server, cli } = await setUp(t)
+  const admin = await adminSession(server, 'header')
+  const user = await loggedInUser(server, 'header')
+  // An admin's act (actor, detail) and a user's own events (a session, a client address).
+  t.equal((await adminRequest(server, 'header', admin, 'DELETE', `/admin/users/${user.user.id}/sessions`)).statusCode, 204)
+  const page = await adminRequest(server, 'header', admin, 'GET', '/admin/events?limit=200')
+  t.equal(page.statusCode, 200)
+  const fromApi: Array<Record<string, unknown>> = page.json().events
+  const exported = await cli('events', 'export')
+  t.equal(exported.code, 0, exported.stderr)
+  const fromCli = exported.stdout.split('\n').map(line => JSON.parse(line))
+  t.ok(fromApi.some(event => event.type === 'admin_sessions_revoked') && fromApi.some(event => event.type === 'login'), 'an admin\'s act and a user\'s own event')
+  t.same(fromCli, fromApi, 'every event, field for field, in the same order')
+  t.same(exported.stdout.split('\n').map(line => Object.keys(JSON.parse(line))), fromApi.map(event => Object.keys(event)), 'the fields in the API\'s order')
 })
 
 t.test('mfa reset is the admin API\'s reset: admin_mfa_reset, mfa.changed, and a mail to the owner', async (t) => {

@@ -44,3 +44,19 @@ t.test('header variant: tokens in headers cannot ride along cross-site, so Origi
   })
   t.equal(response.statusCode, 200)
 })
+
+t.test('cookie variant: the provider\'s sign-in pages refuse a cross-site post with cookies, and no answer of theirs is cached', async (t) => {
+  const server = await build(t, { variant: 'cookie' })
+  const session = await loggedInUser(server, 'cookie')
+  const crossSite = await server.inject({
+    method: 'POST',
+    url: '/oauth/interaction/some-uid/login',
+    cookies: { accessToken: session.accessToken },
+    headers: { origin: 'https://evil.example' }
+  })
+  assertError(t, crossSite, 403, 'CROSS_SITE_REQUEST')
+  t.equal(crossSite.headers['cache-control'], 'no-store')
+  const page = await server.inject({ method: 'GET', url: '/oauth/interaction/some-uid' })
+  t.equal(page.statusCode, 200)
+  t.equal(page.headers['cache-control'], 'no-store')
+})

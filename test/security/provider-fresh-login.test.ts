@@ -1,13 +1,11 @@
-import { createServer } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import * as client from 'openid-client'
 import t, { type Test } from 'tap'
 import type { Variant } from '../../core/config.js'
 import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { registerUser, type RegisteredUser } from '../fixtures/factories.js'
-import { freePort } from '../fixtures/http.js'
 import { sessionIdOf } from '../fixtures/mailbox.js'
-import { addClient, authorizationRequest, authorizeInBrowser, browse, CookieJar, providerService, relyingParty } from '../fixtures/oauth.js'
+import { addClient, appSite, authorizationRequest, authorizeInBrowser, browse, CookieJar, providerService, relyingParty } from '../fixtures/oauth.js'
 
 /*
  * Finding 8 of the third review: prompt=login and max_age were met by the service's leftover session
@@ -141,15 +139,6 @@ for (const variant of ['cookie', 'header'] as const) {
     const leftover = await pageSignIn(b, interaction, accessToken)
     t.equal(leftover.status, 401, 'the service session the provider\'s came from has ended with it: the page asks for a credential')
   })
-}
-
-/** The app's site: it answers every path (the test reads the code from the URL the browser arrives at). */
-async function appSite (t: Test): Promise<string> {
-  const port = await freePort()
-  const site = createServer((_request, response) => { response.end('the app') })
-  await new Promise<void>(resolve => site.listen(port, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>(resolve => { site.closeAllConnections(); site.close(() => resolve()) }))
-  return `http://127.0.0.1:${port}`
 }
 
 t.test('in Chromium (cookie variant): the page asks for the password again for prompt=login and after RP-initiated logout, instead of taking the service cookie', { skip: skipWithoutChromium }, async (t) => {

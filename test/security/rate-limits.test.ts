@@ -75,3 +75,23 @@ t.test('RATE_LIMIT_ENABLED=false turns every limit off', async (t) => {
   for (let attempt = 0; attempt < 3; attempt++) t.equal((await login(server, user.email, 'wrong password')).statusCode, 401)
   t.equal((await login(server, user.email, user.password)).statusCode, 200)
 })
+
+t.test('a limited route tells how many tries are left: X-RateLimit-Limit, -Remaining and -Reset', async (t) => {
+  const server = await build(t, limits({ RATE_LIMIT_LOGIN_MAX: '3', RATE_LIMIT_RECOVERY_MAX: '5', RATE_LIMIT_RECOVERY_ACCOUNT_MAX: '2' }))
+  const user = await registerUser(server, 'cookie')
+  const first = await login(server, user.email, user.password, '10.0.3.1')
+  t.equal(first.headers['x-ratelimit-limit'], '3')
+  t.equal(first.headers['x-ratelimit-remaining'], '2')
+  t.match(first.headers['x-ratelimit-reset'], /^[1-9]\d*$/)
+  // Two limits (per address, per account): the one nearest to its end is told.
+  const forgot = () => server.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: 'someone@example.com' }, remoteAddress: '10.0.3.2' })
+  const asked = await forgot()
+  t.equal(asked.statusCode, 202)
+  t.equal(asked.headers['x-ratelimit-limit'], '2')
+  t.equal(asked.headers['x-ratelimit-remaining'], '1')
+  await forgot()
+  const limited = await forgot()
+  assertError(t, limited, 429, 'RATE_LIMITED')
+  t.equal(limited.headers['x-ratelimit-remaining'], '0')
+  t.match(limited.headers['retry-after'], /^[1-9]\d*$/)
+})

@@ -5,7 +5,7 @@ import { SoftwareCredential } from '../fixtures/authenticator.js'
 import { build } from '../fixtures/build.js'
 import { credentials, loggedInUser, type Session } from '../fixtures/factories.js'
 import { sessionIdOf } from '../fixtures/mailbox.js'
-import { codeAt, enableTotp } from '../fixtures/mfa.js'
+import { addPasskey, codeAt, enableTotp } from '../fixtures/mfa.js'
 
 /*
  * Issue 21, finding 12: re-authentication on a TOTP account took the password alone (a one-factor
@@ -26,14 +26,6 @@ async function reauthenticate (server: FastifyInstance, session: Session, payloa
 
 async function turnTotpOff (server: FastifyInstance, session: Session) {
   return await server.inject({ method: 'DELETE', url: '/auth/mfa/totp', ...credentials(variant, session) })
-}
-
-async function addPasskey (server: FastifyInstance, session: Session): Promise<SoftwareCredential> {
-  const credential = new SoftwareCredential()
-  const options = await server.inject({ method: 'POST', url: '/auth/passkeys/registration-options', ...credentials(variant, session) })
-  const created = await server.inject({ method: 'POST', url: '/auth/passkeys', ...credentials(variant, session), payload: credential.register(options.json()) })
-  if (created.statusCode !== 201) throw new Error(`passkey not added: ${created.statusCode} ${created.body}`)
-  return credential
 }
 
 async function passkeyReauthentication (server: FastifyInstance, session: Session, credential: SoftwareCredential) {
@@ -75,7 +67,7 @@ t.test('a recovery code stands in for the TOTP code at re-authentication, once',
 t.test('a passkey re-authenticates a session of its owner, and no one else\'s', async (t) => {
   const server = await build(t, { variant })
   const owner = await loggedInUser(server, variant)
-  const credential = await addPasskey(server, owner)
+  const credential = await addPasskey(server, variant, owner)
   const stranger = await loggedInUser(server, variant)
   await staleSession(server, owner)
   await staleSession(server, stranger)

@@ -1,24 +1,17 @@
 import t, { type Test } from 'tap'
 import type { AccountStore, UserRecord } from '../../../db/store.js'
 import { createAccount, LIVE_RESET_LINKS, RESET_MAILS_PER_HOUR } from '../../../core/accounts/account.js'
-import type { Actor } from '../../../core/accounts/actor.js'
+import type { Actor } from '../../../core/sessions/actor.js'
 import { InvalidCredentialsError } from '../../../core/errors.js'
 import { silentLogger, type Logger } from '../../../core/logger.js'
-import { testClock } from '../../fixtures/clock.js'
-import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from './fakes.js'
+import { CLIENT, standIns } from './fakes.js'
 
 const OPTIONS = { publicUrl: 'https://accounts.example.com', passwordResetTtlSeconds: 3600, emailVerificationTtlSeconds: 86_400 }
 const PASSWORD = 'analytical engine'
 
 /** The account's rules on a fresh store, with stand-ins for the services it calls. */
 async function accountFor (t: Test, log: Logger = silentLogger) {
-  const store = await testStore(t)
-  const clock = testClock()
-  const mailer = fakeMailer()
-  const sessions = fakeSessions()
-  const securityEvents = recordingEvents()
-  const webhooks = recordingWebhooks()
+  const { store, clock, mailer, sessions, securityEvents, webhooks } = await standIns(t)
   const calls: string[] = []
   const account = createAccount({
     store,

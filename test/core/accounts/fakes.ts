@@ -5,11 +5,26 @@ import type { AuthenticationMethod } from '../../../core/sessions/authentication
 import type { StartedSession } from '../../../core/sessions/sessions.js'
 import type { UserWebhookType } from '../../../core/webhooks/webhooks.js'
 import type { UserRecord } from '../../../db/store.js'
+import type { Test } from 'tap'
+import { testClock } from '../../fixtures/clock.js'
+import { testStore } from '../../fixtures/database.js'
 
 /*
  * Small stand-ins for the services the account and identity rules call, for their unit tests
  * (test/core/accounts, test/core/identities): each records what it was asked.
  */
+
+/** A fresh store, a test clock and the recording stand-ins, as the account's and the identities' rules take them. */
+export async function standIns (t: Test) {
+  return {
+    store: await testStore(t),
+    clock: testClock(),
+    mailer: fakeMailer(),
+    sessions: fakeSessions(),
+    securityEvents: recordingEvents(),
+    webhooks: recordingWebhooks()
+  }
+}
 
 export const CLIENT: Client = { ip: '192.0.2.1', userAgent: 'test', requestId: 'req-1' }
 

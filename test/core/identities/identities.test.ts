@@ -3,35 +3,23 @@ import { currentDate } from '../../../core/clock.js'
 import { createIdentities, LOGIN_CODE_TTL_SECONDS, SignInRefusedError } from '../../../core/identities/identities.js'
 import { s256 } from '../../../core/oidc/login-code.js'
 import type { ProviderClaims } from '../../../core/oidc/providers.js'
-import { testClock } from '../../fixtures/clock.js'
-import { testStore } from '../../fixtures/database.js'
-import { CLIENT, fakeMailer, fakeSessions, recordingEvents, recordingWebhooks } from '../accounts/fakes.js'
+import { CLIENT, standIns } from '../accounts/fakes.js'
 
 const VERIFIER = 'the code verifier of the test app, at least 43 characters long'
 
 /** The identity rules on a fresh store; the account's proveAddress goes straight to the store's. */
 async function identitiesFor (t: Test) {
-  const store = await testStore(t)
-  const clock = testClock()
-  const mailer = fakeMailer()
-  const sessions = fakeSessions()
-  const securityEvents = recordingEvents()
-  const webhooks = recordingWebhooks()
-  const withTotp = new Set<number>()
+  const { store, clock, mailer, sessions, securityEvents, webhooks } = await standIns(t)
   const identities = createIdentities({
     store,
     clock,
     sessions,
     securityEvents,
     account: { proveAddress: (proof) => store.proveAddress(proof, currentDate(clock)) },
-    mfa: {
-      isRequired: async (userId) => withTotp.has(userId),
-      challenge: async (userId, provider) => `mfa-token-${userId}-${provider ?? ''}`
-    },
     mailer,
     webhooks
   })
-  return { identities, store, clock, mailer, sessions, securityEvents, webhooks, withTotp }
+  return { identities, store, clock, mailer, sessions, securityEvents, webhooks }
 }
 
 const claimsOf = (subject: string, claims: Partial<ProviderClaims> = {}): ProviderClaims =>
@@ -82,16 +70,6 @@ t.test('an account with another identity at that provider is refused: identity_c
   const { identities } = await identitiesFor(t)
   await identities.accountFor('test', claimsOf('grace'), 'header', CLIENT)
   t.equal(await refusal(identities.accountFor('test', claimsOf('another-grace', { email: 'grace@example.test' }), 'header', CLIENT)), 'identity_conflict')
-})
-
-t.test('a sign-in yields a session, or a second step for an account with TOTP', async (t) => {
-  const { identities, sessions, withTotp, securityEvents } = await identitiesFor(t)
-  const user = await identities.accountFor('test', claimsOf('grace'), 'header', CLIENT)
-  t.match(await identities.signIn(user, 'test', CLIENT), { kind: 'session', session: { userId: user.id } })
-  t.match(securityEvents.events.at(-1), { type: 'login', userId: user.id, detail: { method: 'oidc', provider: 'test' } })
-  withTotp.add(user.id)
-  t.same(await identities.signIn(user, 'test', CLIENT), { kind: 'second_factor', mfaToken: `mfa-token-${user.id}-test` })
-  t.equal(sessions.started.length, 1, 'no session before the second step')
 })
 
 t.test('a login code is redeemed once, with its verifier, within LOGIN_CODE_TTL', async (t) => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import t, { type Test } from 'tap'
+import { systemClock } from '../../../core/clock.js'
 import type { Config } from '../../../core/config.js'
 import type { Logger } from '../../../core/logger.js'
 import { createMailer, type MailerOptions } from '../../../core/mail/mailer.js'
@@ -25,7 +26,7 @@ async function mailerFor (t: Test, options: Partial<MailerOptions> & { smtpUrl?:
   const { smtpUrl, ...rest } = options
   const store = await testStore(t)
   const { log, lines } = recordingLogger()
-  const mailer = await createMailer({ store, log }, { nodeEnv: 'test', ...rest, mail: mailSettings({ smtpUrl }) })
+  const mailer = await createMailer({ store, clock: systemClock, log }, { nodeEnv: 'test', ...rest, mail: mailSettings({ smtpUrl }) })
   t.teardown(() => mailer.close())
   return { store, mailer, lines }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { Secret, TOTP } from 'otpauth'
 import t, { type Test } from 'tap'
-import type { Actor } from '../../../core/accounts/actor.js'
+import type { Actor } from '../../../core/sessions/actor.js'
 import type { Client, SecurityEventType } from '../../../core/events/security-events.js'
 import type { MailMessage } from '../../../core/mail/mailer.js'
 import { createMfa, MFA_MAX_FAILURES, MFA_MAX_WRONG_CODES, MFA_WRONG_CODES_AFTER_RESET, type MfaDependencies, type MfaOptions } from '../../../core/mfa/mfa.js'

@@ -1,6 +1,7 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import t, { type Test } from 'tap'
 import type { Client, SecurityEventType } from '../../../core/events/security-events.js'
+import { createSignInCompletion } from '../../../core/authentication/complete-sign-in.js'
 import { silentLogger } from '../../../core/logger.js'
 import { ReauthenticationRequiredError } from '../../../core/errors.js'
 import type { MailMessage } from '../../../core/mail/mailer.js'
@@ -19,7 +20,7 @@ import { testStore } from '../../fixtures/database.js'
  */
 
 const client: Client = { ip: '203.0.113.7', userAgent: 'test', requestId: 'req-1' }
-const options: PasskeysOptions = { rpId: 'localhost', rpName: 'account-service', origins: ['http://localhost:3000'], requireEmailVerification: false }
+const options: PasskeysOptions = { rpId: 'localhost', rpName: 'account-service', origins: ['http://localhost:3000'] }
 const SESSION = 'session-1'
 
 interface Fixture {
@@ -39,31 +40,47 @@ interface Fixture {
   cleared: string[]
 }
 
-async function fixture (t: Test, overrides: Partial<PasskeysOptions> = {}): Promise<Fixture> {
+/** The rules with a real completeSignIn (core/authentication/complete-sign-in.ts) over the fakes; REQUIRE_EMAIL_VERIFICATION is its setting. */
+async function fixture (t: Test, { requireEmailVerification = false } = {}): Promise<Fixture> {
   const store = await testStore(t)
   const clock = testClock()
   const newUser = (firstName: string, email: string) => ({ firstName, lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
   const ada = await store.createUser(newUser('Ada', 'ada@example.com'))
   const bob = await store.createUser(newUser('Bob', 'bob@example.com'))
   const f: Omit<Fixture, 'deps' | 'passkeys'> = { store, clock, ada, bob, events: [], mailed: [], started: [], stale: new Set(), marked: [], cleared: [] }
+  const sessions = {
+    async start (userId: number) {
+      f.started.push(userId)
+      return { userId, sessionId: 'new-session', accessToken: 'access', refreshToken: 'refresh', refreshTokenMaxAge: 60 }
+    },
+    async markAuthenticated (sessionId: string) { f.marked.push(sessionId) },
+    async requireFresh (sessionId: string) { if (f.stale.has(sessionId)) throw new ReauthenticationRequiredError() },
+    async requireSecondFactor () {}
+  }
+  const securityEvents: PasskeysDependencies['securityEvents'] = { async record (type, _client, { userId, detail }) { f.events.push({ type, userId, detail }) } }
+  const completeSignIn = createSignInCompletion({
+    // A passkey is two factors: the second-factor step is never asked.
+    mfa: {
+      async isRequired () {
+        t.fail('a passkey sign-in asks for no second factor')
+        return false
+      },
+      challenge: async () => 'unused'
+    },
+    loginThrottle: { async succeeded (email) { f.cleared.push(email) } },
+    sessions,
+    securityEvents
+  }, { requireEmailVerification })
   const deps: PasskeysDependencies = {
     store,
     clock,
     log: silentLogger,
-    sessions: {
-      async start (userId) {
-        f.started.push(userId)
-        return { userId, sessionId: 'new-session', accessToken: 'access', refreshToken: 'refresh', refreshTokenMaxAge: 60 }
-      },
-      async markAuthenticated (sessionId) { f.marked.push(sessionId) },
-      async requireFresh (sessionId) { if (f.stale.has(sessionId)) throw new ReauthenticationRequiredError() },
-      async requireSecondFactor () {}
-    },
-    securityEvents: { async record (type, _client, { userId, detail }) { f.events.push({ type, userId, detail }) } },
-    loginThrottle: { async succeeded (email) { f.cleared.push(email) } },
+    sessions,
+    securityEvents,
+    authentication: { completeSignIn },
     mailer: { async enqueue (message) { f.mailed.push(message) } }
   }
-  return { ...f, deps, passkeys: createPasskeys(deps, { ...options, ...overrides }) }
+  return { ...f, deps, passkeys: createPasskeys(deps, options) }
 }
 
 /** A passkey of the user, registered through the rules with a software authenticator. */

@@ -1,15 +1,17 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import type { SecurityEventType } from '../../../core/events/types.js'
+import { createSecurityEvents, type EventSubject, type SecurityEventType } from '../../../core/events/security-events.js'
 import type { Logger } from '../../../core/logger.js'
 import { silentLogger } from '../../../core/logger.js'
-import { retryDelayMs, RETRY_DELAYS_MS } from '../../../core/webhooks/delivery-worker.js'
+import { retryDelayMs, RETRY_DELAYS_MS } from '../../../core/webhooks/webhook-sender.js'
 import { createWebhooks, type WebhooksOptions } from '../../../core/webhooks/webhooks.js'
 import type { AccountStore } from '../../../db/store.js'
 import { testClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
 import { startWebhookReceiver, WEBHOOK_SECRET } from '../../fixtures/webhook-receiver.js'
+
+const CLIENT = { ip: null, userAgent: null, requestId: null }
 
 const presentUser = (user: { id: number, email: string }) => ({ id: user.id, email: user.email })
 
@@ -25,10 +27,12 @@ async function webhooksFor (t: Test, url: string | undefined, { maxAttempts = 8,
   store ??= await testStore(t)
   const clock = testClock()
   const options: WebhooksOptions = { webhooks: url === undefined ? undefined : { url, secret: WEBHOOK_SECRET, maxAttempts }, timeoutMs, stopWaitMs: 1000 }
-  const webhooks = createWebhooks({ store, clock, log, presentUser }, options)
+  // The webhooks subscribe to the security events, as the app wires them.
+  const securityEvents = createSecurityEvents({ store, clock, log })
+  const webhooks = createWebhooks({ store, clock, log, presentUser, securityEvents }, options)
   webhooks.start()
   t.teardown(() => webhooks.close())
-  return { webhooks, store, clock }
+  return { webhooks, securityEvents, store, clock }
 }
 
 t.test('an event is POSTed signed (Standard Webhooks), with the body { type, timestamp, data }', async (t) => {
@@ -121,10 +125,12 @@ t.test('a receiver that does not answer within the timeout is a failed attempt, 
 })
 
 t.test('without WEBHOOK_URL nothing is written', async (t) => {
-  const { webhooks, store } = await webhooksFor(t, undefined)
+  const { webhooks, securityEvents, store } = await webhooksFor(t, undefined)
   t.equal(webhooks.enabled, false)
   await webhooks.emit('user.created', { id: 1 })
-  t.equal(await webhooks.ofSecurityEvent('login', { userId: 1, sessionId: 's' }), undefined)
+  const user = await store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email: 'ada@example.com', passwordHash: 'x' })
+  await securityEvents.record('login', CLIENT, { userId: user.id, sessionId: 's' })
+  t.equal((await store.listSecurityEvents(user.id, { limit: 10 })).length, 1, 'the security event is stored, alone')
   t.equal(webhooks.userEvent('user.created'), undefined)
   t.equal(await store.countPendingWebhooks(), 0)
 })
@@ -141,13 +147,10 @@ t.test('a store error while writing is logged, never thrown', async (t) => {
 
 t.test('security events map to webhooks: sessions and passwords as { user_id, session_id? }, an email change as the user', async (t) => {
   const receiver = await startWebhookReceiver(t)
-  const { webhooks, store } = await webhooksFor(t, receiver.url)
+  const { webhooks, securityEvents, store } = await webhooksFor(t, receiver.url)
   const user = await store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email: 'ada@example.com', passwordHash: 'x' })
-  // As core/events/security-events.ts writes them: with the event, in its transaction.
-  const fromSecurityEvent = async (type: SecurityEventType, subject: { userId: number | null, sessionId?: string | null }) => {
-    const event = { type, userId: subject.userId, sessionId: subject.sessionId ?? null, ip: null, userAgent: null, requestId: null, detail: null, createdAt: new Date() }
-    await store.recordSecurityEvent(event, await webhooks.ofSecurityEvent(type, subject))
-  }
+  // Recorded as the rules record them: the webhooks hear each event through their subscription.
+  const fromSecurityEvent = async (type: SecurityEventType, subject: EventSubject) => { await securityEvents.record(type, CLIENT, subject) }
   await fromSecurityEvent('login', { userId: user.id, sessionId: 'family-1' })
   await fromSecurityEvent('passkey_login', { userId: user.id, sessionId: 'family-2' })
   await fromSecurityEvent('session_revoked', { userId: user.id, sessionId: null })
@@ -157,8 +160,8 @@ t.test('security events map to webhooks: sessions and passwords as { user_id, se
   // Nothing for these.
   await fromSecurityEvent('login_failed', { userId: null })
   await fromSecurityEvent('mfa_failed', { userId: user.id })
-  t.equal(await webhooks.ofSecurityEvent('email_changed', { userId: user.id + 1 }), undefined, 'nor for a user that is gone')
-  webhooks.wake()
+  // Nor for a user that is gone.
+  await fromSecurityEvent('email_changed', { userId: user.id + 1 })
   await webhooks.idle()
   const byType = receiver.received.map(({ type, data }) => ({ type, data })).sort((a, b) => a.type.localeCompare(b.type) || JSON.stringify(a.data).localeCompare(JSON.stringify(b.data)))
   t.same(byType, [

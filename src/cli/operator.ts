@@ -1,12 +1,12 @@
-import type { AccountStore } from '../db/store.js'
-import { createAdmin, type Admin } from '../core/admin/admin.js'
-import { systemClock } from '../core/clock.js'
-import type { Config } from '../core/config.js'
-import { createSecurityEvents } from '../core/events/security-events.js'
-import type { Logger } from '../core/logger.js'
-import { createOutboxWriter } from '../core/mail/mailer.js'
-import { presentAdminUser } from '../core/schemas/admin.js'
-import { createWebhooks } from '../core/webhooks/webhooks.js'
+import type { AccountStore } from '../../db/store.js'
+import { createAdmin, type Admin } from '../../core/admin/admin.js'
+import { systemClock } from '../../core/clock.js'
+import type { Config } from '../../core/config.js'
+import { createSecurityEvents } from '../../core/events/security-events.js'
+import type { Logger } from '../../core/logger.js'
+import { createOutboxWriter } from '../../core/mail/mailer.js'
+import { presentAdminUser } from '../../core/schemas/admin.js'
+import { createWebhooks } from '../../core/webhooks/webhooks.js'
 
 /** A command's view of the admin rules, and what must happen before the store closes. */
 export interface Operator {
@@ -22,9 +22,9 @@ export interface Operator {
  * writes it. Errors are written to stderr (`log`); the rules' info lines are not printed.
  */
 export function operatorRules (store: AccountStore, config: Config, log: Logger): Operator {
-  const webhooks = createWebhooks({ store, clock: systemClock, log, presentUser: presentAdminUser }, { webhooks: config.webhooks })
-  const securityEvents = createSecurityEvents({ store, clock: systemClock, log, webhooks })
-  const mailer = createOutboxWriter({ store }, { sealingKey: config.signingKeyEncryptionKey })
+  const securityEvents = createSecurityEvents({ store, clock: systemClock, log })
+  const webhooks = createWebhooks({ store, clock: systemClock, log, presentUser: presentAdminUser, securityEvents }, { webhooks: config.webhooks })
+  const mailer = createOutboxWriter({ store, clock: systemClock }, { sealingKey: config.signingKeyEncryptionKey })
   const admin = createAdmin({
     store,
     clock: systemClock,
