@@ -1,17 +1,16 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { Configuration, KoaContextWithOIDC, ResourceServer } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
-import { RouteNotFoundError } from '../errors.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 import type { AccessTokens } from '../tokens/access-tokens.js'
 import { ID_TOKEN_TTL_SECONDS, type ProviderKeys } from '../tokens/key-ring.js'
-import type { KeptUser, UserCache } from '../users/user-cache.js'
-import { TouchThrottle } from '../sessions/touch-throttle.js'
-import { createAdapterClass, STATUS_INDEX_FIELD } from './adapter.js'
+import type { UserCache } from '../users/user-cache.js'
+import { createAdapterClass } from './adapter.js'
+import { createTokenClaims } from './token-claims.js'
 import { pinToPublicUrl } from './public-url.js'
 import { providerKeystore } from './provider-keys.js'
 import { discoveryForAnyOrigin } from './public-documents.js'
@@ -20,9 +19,12 @@ import { dpopNonceSecret } from './cookie-keys.js'
 import type { BackchannelLogout } from './backchannel-logout.js'
 import type { ClientTokenStatus } from './client-token-status.js'
 import type { GrantSessions } from './grant-sessions.js'
-import { SERVICE_SESSION_FIELD, type ProviderSessions } from './provider-sessions.js'
+import type { ProviderSessions } from './provider-sessions.js'
 import { createResourceServers } from './resource-servers.js'
 import { appTokenChecks, structuredTokens, type AppTokenChecks } from './structured-tokens.js'
+import { claimsOf, userClaims, userIdOf } from './user-claims.js'
+import { providerInteractionPolicy } from './interaction-policy.js'
+import { answerUnknownPaths, tieSessions } from './provider-middleware.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
 import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
 import { EXTERNAL_SIGNING } from './signing-key.js'
@@ -107,50 +109,6 @@ export interface OAuthProvider {
   appTokens: AppTokenChecks
 }
 
-/** The claims of each scope; preferred_username only where usernames exist (the cookie variant). */
-function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
-  return {
-    openid: ['sub'],
-    email: ['email', 'email_verified'],
-    profile: variant === 'cookie' ? ['given_name', 'family_name', 'preferred_username'] : ['given_name', 'family_name']
-  }
-}
-
-/**
- * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified) does the protocol; the
- * service gives it its store (core/oauth/adapter.ts), its signing keys (one JWKS for everything the
- * service signs), its users (findAccount, `sub` = the user id) and its pages (routes/oauth/). Apps'
- * access tokens are RFC 9068 JWTs carrying the grant's Token Status List index, so an API checks
- * revocation from the cached list. The provider is built again when the signing keys change: its
- * keystore is fixed at construction, and every state it keeps is in the store.
- */
-/**
- * oidc-provider's policy with one more reason to ask for a sign-in: the browser's provider session names
- * an account findAccount no longer gives (deleted, or disabled by an operator). Without it, single sign-on
- * would go on to the consent checks with no account and fail (500); with it, the person signs in again,
- * which a disabled account cannot.
- */
-type InteractionPolicy = typeof import('oidc-provider').interactionPolicy
-
-function signInPolicy (interactionPolicy: InteractionPolicy): ReturnType<InteractionPolicy['base']> {
-  const policy = interactionPolicy.base()
-  const { Check } = interactionPolicy
-  policy.get('login')?.checks.add(new Check('account_unavailable', 'The account of the session is gone or disabled', (ctx) =>
-    ctx.oidc.session?.accountId !== undefined && ctx.oidc.account === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT), 0)
-  return policy
-}
-
-/**
- * A device flow always goes through the consent page, which names the app and asks (Allow, Deny), also where
- * a grant exists or the app is trusted: else a user code phished from someone else's device would go
- * straight to "your device is signed in" (RFC 8628 §5.4). Once consent is given, the flow goes on.
- */
-function deviceFlowAsksConsent (policy: ReturnType<InteractionPolicy['base']>, { Check }: InteractionPolicy): ReturnType<InteractionPolicy['base']> {
-  policy.get('consent')?.checks.add(new Check('device_flow', 'A device flow names the app and asks', (ctx) =>
-    ctx.oidc.entities.DeviceCode !== undefined && ctx.oidc.result?.consent === undefined ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT))
-  return policy
-}
-
 /**
  * The scopes of the service's resource a token may carry: the user's (SCOPES), except in a client-credentials
  * token, which no user stands behind (its `sub` is the client id): asking for one there is invalid_scope.
@@ -162,64 +120,31 @@ function userScopesFor (ctx: KoaContextWithOIDC, errors: typeof import('oidc-pro
   return ''
 }
 
+/**
+ * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified) does the protocol; the
+ * service gives it its store (core/oauth/adapter.ts), its signing keys (one JWKS for everything the
+ * service signs), its users (findAccount, `sub` = the user id) and its pages (routes/oauth/). Apps'
+ * access tokens are RFC 9068 JWTs carrying the grant's Token Status List index, so an API checks
+ * revocation from the cached list. The provider is built again when the signing keys change: its
+ * keystore is fixed at construction, and every state it keeps is in the store.
+ */
 export function createOAuthProvider (deps: OAuthProviderDependencies, options: OAuthProviderOptions): OAuthProvider {
   const { store, accessTokens, statusLists, grantSessions, providerSessions, clientTokens, clock, log } = deps
   // oidc-provider's class once loaded: its Provider.ctx is the request under way (the adapter finds a reference only for its interaction).
   let providerModule: typeof import('oidc-provider') | undefined
   const requestInteraction = () => providerModule?.default.ctx?.oidc?.entities.Interaction as Record<string, unknown> | undefined
   const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions, requestInteraction })
-  const statusIndexes = new Map<string, number>()
-  const touches = new TouchThrottle()
+  const tokenClaims = createTokenClaims({ store, statusLists, clientTokens, grantSessions, clock, log, accessTokenTtlSeconds: options.accessTokenTtlSeconds })
   const resourceServers = createResourceServers({ store, clock })
-
-  async function statusIndexOf (grantId: string): Promise<number | undefined> {
-    const known = statusIndexes.get(grantId)
-    if (known !== undefined) return known
-    const grant = await store.findOAuthModel('Grant', grantId, new Date(clock.now()))
-    const index = grant?.payload[STATUS_INDEX_FIELD]
-    if (typeof index !== 'number') return undefined
-    // Grants are few next to requests; a bound keeps a long-lived process from holding every grant ever.
-    if (statusIndexes.size >= 100_000) statusIndexes.clear()
-    statusIndexes.set(grantId, index)
-    return index
-  }
-
-  /** The user id a `sub` names; undefined for anything that is not one. */
-  function userIdOf (sub: string): number | undefined {
-    const id = Number(sub)
-    return /^[1-9][0-9]*$/.test(sub) && Number.isSafeInteger(id) ? id : undefined
-  }
 
   async function userOf (sub: string): Promise<UserRecord | undefined> {
     const id = userIdOf(sub)
     return id === undefined ? undefined : await store.findUserById(id)
   }
 
-  function claimsOfUser (user: Pick<UserRecord, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username'>): Record<string, unknown> & { sub: string } {
-    return {
-      sub: String(user.id),
-      email: user.email,
-      email_verified: user.emailVerified,
-      given_name: user.firstName,
-      family_name: user.lastName,
-      ...(options.variant === 'cookie' && user.username !== null ? { preferred_username: user.username } : {})
-    }
-  }
-
-  const scopeClaims = claimsOf(options.variant) as Record<string, string[]>
+  const claims = userClaims(options.variant)
   const adapter = new Adapter('Grant')
   const revokeGrant = (grantId: string) => adapter.revokeByGrantId(grantId)
-
-  /** A user's claims for these scopes: `sub` and each scope's (claimsOf). */
-  function userinfoClaims (kept: KeptUser, scopes: Set<string>): Record<string, unknown> {
-    const claims = claimsOfUser({ ...kept.shown, emailVerified: kept.emailVerified })
-    const answer: Record<string, unknown> = { sub: claims.sub }
-    for (const scope of scopes) {
-      const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
-      for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
-    }
-    return answer
-  }
 
   const appTokens = appTokenChecks({
     appTokens: accessTokens.appTokenVerifier(options.issuer),
@@ -229,48 +154,15 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     async userinfo (sub, scopes) {
       const id = userIdOf(sub)
       const kept = id === undefined ? undefined : await deps.users.findWithEmailVerified(id)
-      return kept === undefined ? undefined : userinfoClaims(kept, scopes)
+      return kept === undefined ? undefined : claims.forScopes(kept, scopes)
     },
     knownUserinfo (sub, scopes) {
       const id = userIdOf(sub)
       const kept = id === undefined ? undefined : deps.users.peekWithEmailVerified(id)
-      return kept === undefined ? undefined : userinfoClaims(kept, scopes)
+      return kept === undefined ? undefined : claims.forScopes(kept, scopes)
     }
   })
   const answerStructuredTokens = structuredTokens({ checks: appTokens, clientTokens, revokeGrant, issuer: options.issuer })
-
-  /** A path or method the provider does not serve: 404 in the service's error shape, not Koa's plain "Not Found". */
-  async function answerUnknownPaths (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
-    await next()
-    if (ctx.status !== 404 || ctx.body !== undefined) return
-    const error = new RouteNotFoundError(ctx.method, ctx.path)
-    ctx.status = 404
-    ctx.body = { statusCode: 404, code: error.code, error: STATUS_CODES[404], message: error.message }
-  }
-
-  /**
-   * After a resume whose sign-in names its service session (routes/oauth/interactions.ts), the saved
-   * provider Session is bound to it, so it ends when that session does; after RP-initiated logout
-   * signed the browser out of the provider, the bound service session ends too, so the next sign-in
-   * asks for a credential rather than taking the service's leftover cookie.
-   */
-  async function tieSessions (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
-    await next()
-    const session = ctx.oidc?.session
-    if (session === undefined) return
-    const route = ctx.oidc.route
-    // oidc-provider marks a Session it destroyed (its session handler reads the mark; its types do not name it).
-    const destroyed = (session as unknown as { destroyed?: boolean }).destroyed === true
-    if (route === 'resume' || route === 'device_resume') {
-      const result = ctx.oidc.result as (Record<string, unknown> & { login?: unknown }) | undefined
-      const sessionId = result?.[SERVICE_SESSION_FIELD]
-      if (result?.login === undefined || typeof sessionId !== 'string' || session.accountId === undefined || destroyed) return
-      await providerSessions.bind(session.uid, { sessionId, accountId: session.accountId }, new Date(session.exp * 1000))
-    } else if (route === 'end_session_confirm' && destroyed) {
-      const requestId = ctx.get('x-request-id')
-      await providerSessions.end(session.uid, { ip: ctx.ip, userAgent: ctx.get('user-agent').slice(0, 512) || null, requestId: requestId === '' ? null : requestId })
-    }
-  }
 
   /**
    * What an access token for `resource` is (oidc-provider's ResourceServer info): a JWT signed with `alg` for the
@@ -317,7 +209,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       },
       cookies: { keys: cookieKeys },
       routes: OAUTH_ROUTES,
-      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: deviceFlowAsksConsent(signInPolicy(interactionPolicy), interactionPolicy) },
+      interactions: { url: (_ctx, interaction) => interactionPath(interaction.uid), policy: providerInteractionPolicy(interactionPolicy) },
       ttl: {
         AccessToken: options.accessTokenTtlSeconds,
         ClientCredentials: options.accessTokenTtlSeconds,
@@ -368,25 +260,13 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
           }
         }
       },
-      async extraTokenClaims (_ctx, token) {
-        // A client-credentials token gets a status entry of its own, so that revoking it works as for any other.
-        if (token.kind === 'ClientCredentials' && typeof token.clientId === 'string' && typeof token.jti === 'string') {
-          const expiresAt = new Date(clock.now() + options.accessTokenTtlSeconds * 1000)
-          return { status: statusLists.claim(await clientTokens.issue({ clientId: token.clientId, jti: token.jti, expiresAt })) }
-        }
-        if (token.kind !== 'AccessToken' || typeof token.grantId !== 'string') return undefined
-        const statusIndex = await statusIndexOf(token.grantId)
-        if (touches.due(token.grantId, clock.now())) {
-          grantSessions.touch(token.grantId).catch((error: unknown) => { log.warn({ err: error }, 'an app\'s last use not recorded') })
-        }
-        // grant_id lets introspection, revocation and userinfo find the grant of a token oidc-provider does not store.
-        return statusIndex === undefined ? { grant_id: token.grantId } : { grant_id: token.grantId, status: statusLists.claim(statusIndex) }
-      },
+      // The token's status entry and grant (core/oauth/token-claims.ts).
+      extraTokenClaims: async (_ctx, token) => await tokenClaims.extraTokenClaims(token),
       async findAccount (_ctx, sub) {
         const user = await userOf(sub)
         // A disabled user is no account: no new authorization, no refresh, no userinfo for it.
         if (user === undefined || user.disabledAt !== null) return undefined
-        return { accountId: sub, claims: async () => claimsOfUser(user) }
+        return { accountId: sub, claims: async () => claims.ofUser(user) }
       },
       // A first-party app (clients add --trusted) gets the scopes it asks for without a consent page.
       async loadExistingGrant (ctx: KoaContextWithOIDC) {
@@ -429,7 +309,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     provider.use(answerAsTheRfcsSay)
     provider.use(answerStructuredTokens)
     provider.use(answerUnknownPaths)
-    provider.use(tieSessions)
+    provider.use(tieSessions(providerSessions))
     provider.on('server_error', (_ctx: unknown, error: Error) => { log.error({ err: error }, 'OAuth provider error') })
     return provider
   }
@@ -482,7 +362,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     async clientCredentials (request) {
       return await (await currentBuild()).clientCredentials(request)
     },
-    statusIndexOf,
+    statusIndexOf: tokenClaims.statusIndexOf,
     revokeGrant,
     appTokens
   }

@@ -1,0 +1,74 @@
+import type { AccountStore } from '../../db/store.js'
+import type { Clock } from '../clock.js'
+import type { Logger } from '../logger.js'
+import type { StatusLists } from '../revocations/status-lists.js'
+import { TouchThrottle } from '../sessions/touch-throttle.js'
+import { STATUS_INDEX_FIELD } from './adapter.js'
+import type { ClientTokenStatus } from './client-token-status.js'
+import type { GrantSessions } from './grant-sessions.js'
+
+/*
+ * What the service adds to an app's access token (oidc-provider's extraTokenClaims, core/oauth/provider.ts):
+ * its `status` entry in the Token Status List, by which every API learns of a revocation, and the grant it
+ * belongs to (`grant_id`), by which introspection, revocation and userinfo find a grant oidc-provider does
+ * not store a JWT of.
+ */
+
+export interface TokenClaimsDependencies {
+  store: Pick<AccountStore, 'findOAuthModel'>
+  statusLists: Pick<StatusLists, 'claim'>
+  clientTokens: Pick<ClientTokenStatus, 'issue'>
+  grantSessions: Pick<GrantSessions, 'touch'>
+  clock: Clock
+  log: Logger
+  accessTokenTtlSeconds: number
+}
+
+/** The part of an oidc-provider token these claims read. */
+interface IssuedToken {
+  kind: string
+  clientId?: unknown
+  jti?: unknown
+  grantId?: unknown
+}
+
+export interface TokenClaims {
+  /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
+  statusIndexOf (grantId: string): Promise<number | undefined>
+  /** The claims added to a token as it is signed; undefined for a token that carries none. */
+  extraTokenClaims (token: IssuedToken): Promise<Record<string, unknown> | undefined>
+}
+
+export function createTokenClaims ({ store, statusLists, clientTokens, grantSessions, clock, log, accessTokenTtlSeconds }: TokenClaimsDependencies): TokenClaims {
+  const statusIndexes = new Map<string, number>()
+  const touches = new TouchThrottle()
+
+  async function statusIndexOf (grantId: string): Promise<number | undefined> {
+    const known = statusIndexes.get(grantId)
+    if (known !== undefined) return known
+    const grant = await store.findOAuthModel('Grant', grantId, new Date(clock.now()))
+    const index = grant?.payload[STATUS_INDEX_FIELD]
+    if (typeof index !== 'number') return undefined
+    // Grants are few next to requests; a bound keeps a long-lived process from holding every grant ever.
+    if (statusIndexes.size >= 100_000) statusIndexes.clear()
+    statusIndexes.set(grantId, index)
+    return index
+  }
+
+  return {
+    statusIndexOf,
+    async extraTokenClaims (token) {
+      // A client-credentials token gets a status entry of its own, so that revoking it works as for any other.
+      if (token.kind === 'ClientCredentials' && typeof token.clientId === 'string' && typeof token.jti === 'string') {
+        const expiresAt = new Date(clock.now() + accessTokenTtlSeconds * 1000)
+        return { status: statusLists.claim(await clientTokens.issue({ clientId: token.clientId, jti: token.jti, expiresAt })) }
+      }
+      if (token.kind !== 'AccessToken' || typeof token.grantId !== 'string') return undefined
+      const statusIndex = await statusIndexOf(token.grantId)
+      if (touches.due(token.grantId, clock.now())) {
+        grantSessions.touch(token.grantId).catch((error: unknown) => { log.warn({ err: error }, 'an app\'s last use not recorded') })
+      }
+      return statusIndex === undefined ? { grant_id: token.grantId } : { grant_id: token.grantId, status: statusLists.claim(statusIndex) }
+    }
+  }
+}
