@@ -20,11 +20,11 @@ export const POSTGRES_TESTS = [
   'test/plugins/sessions.test.ts',
   // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two (its pages in
   // Chromium run in the main pass: what they add to the flows is the browser's, not the store's).
-  'test/oauth/*.test.ts',
+  'test/routes/oauth/*.test.ts',
   // Relying parties nobody here wrote (oauth4webapi, express-openid-connect, Authlib, go-oidc) through the same flows.
   'test/interop/*.test.ts',
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
-  'test/admin/*.test.ts',
+  'test/routes/admin/*.test.ts',
   // The CLI's acts are the admin API's (the operator as actor): the same audit rows and webhook rows, in the deletion's transaction.
   'test/security/cli-admin-rules.test.ts',
   // Readiness reports the store's health.
