@@ -12,7 +12,7 @@
 // the pinned Node (scripts/node-runtime.mjs). The Node 24 bin folder goes first on PATH: tap, its test
 // processes and the servers the tests spawn all run on it. Arguments are passed to tap's first pass.
 import { execFileSync, spawn } from 'node:child_process'
-import { copyFileSync, cpSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, cpSync, mkdirSync, readdirSync, realpathSync, rmSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -33,7 +33,9 @@ function mirrorFor (runtime) {
   for (const entry of readdirSync(root)) {
     if (!skip.has(entry)) cpSync(join(root, entry), join(suite, entry), { recursive: true, verbatimSymlinks: true })
   }
-  execFileSync('cp', ['-al', join(root, 'node_modules'), join(suite, 'node_modules')])
+  // The real folder: where node_modules is a link (a git worktree sharing another checkout's), `cp -al` would copy
+  // the link, and replacing better-sqlite3 below would replace the other checkout's own.
+  execFileSync('cp', ['-al', realpathSync(join(root, 'node_modules')), join(suite, 'node_modules')])
   const betterSqlite3 = join(suite, 'node_modules', 'better-sqlite3')
   rmSync(betterSqlite3, { recursive: true })
   for (const entry of ['package.json', 'lib']) cpSync(join(runtime.betterSqlite3.folder, entry), join(betterSqlite3, entry), { recursive: true })
