@@ -274,26 +274,46 @@ export async function loadPasskeys () {
   }
 }
 
-onSubmit($('#passkey-add-form'), async (form) => {
-  if (!canCreate) return say(passkeysMessage, 'This browser cannot create passkeys.', 'error')
+/**
+ * Adds a passkey (named `name`, or by the service's default): the service's options, the authenticator's new
+ * credential, POST auth/passkeys; the outcome shown in the Passkeys section. True once added.
+ */
+export async function addPasskey (name) {
+  if (!canCreate) {
+    say(passkeysMessage, 'This browser cannot create passkeys.', 'error')
+    return false
+  }
   say(passkeysMessage, '')
   const options = await freshCall(passkeysSection, 'POST', 'auth/passkeys/registration-options')
-  if (options?.status !== 200) return refused(passkeysMessage, options)
+  if (options?.status !== 200) {
+    refused(passkeysMessage, options)
+    return false
+  }
   let credential
   try {
     credential = await navigator.credentials.create({ publicKey: window.PublicKeyCredential.parseCreationOptionsFromJSON(options.body) })
   } catch (error) {
-    return say(passkeysMessage, error?.name === 'InvalidStateError'
+    say(passkeysMessage, error?.name === 'InvalidStateError'
       ? 'This device holds a passkey for your account already.'
       : 'No passkey was created (cancelled, or the device refused).', 'error')
+    return false
   }
-  const name = fieldsOf(form).name?.trim()
   const answer = await freshCall(passkeysSection, 'POST', 'auth/passkeys', { ...credential.toJSON(), ...(name ? { name } : {}) })
-  if (answer?.status !== 201) return refused(passkeysMessage, answer)
-  form.reset()
+  if (answer?.status !== 201) {
+    refused(passkeysMessage, answer)
+    return false
+  }
   await onChange()
   say(passkeysMessage, `The passkey "${answer.body.name}" is added: you can sign in with it.`)
   $('#passkeys-title').focus()
+  return true
+}
+
+/** Whether this browser can create a passkey (the console offers one after a sign-up without a password). */
+export const passkeyCreationAvailable = canCreate
+
+onSubmit($('#passkey-add-form'), async (form) => {
+  if (await addPasskey(fieldsOf(form).name?.trim())) form.reset()
 })
 
 /**

@@ -3,16 +3,18 @@
 // access token in their body, are left unread) and keeps nothing in web storage.
 import { authorized, blamedFields, call, explain } from './api.js'
 import { renderApps, renderEvents, renderSessions } from './account-lists.js'
-import { loadPasskeys, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
+import { addPasskey, loadPasskeys, passkeyCreationAvailable, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
-import { passkeySignIn, passkeysAvailable } from './passkey-sign-in.js'
+import { passkeySignIn, passkeysAvailable, startPasskeyAutofill, stopPasskeyAutofill } from './passkey-sign-in.js'
+import { setUpEmailCode, takeCodeLink } from './email-code.js'
 
 const $ = (selector) => document.querySelector(selector)
 const status = $('#status')
 const PROFILE_FIELDS = ['first_name', 'last_name', 'username']
 const PASSWORD_HINT = $('#mfa-hint').textContent
 const PROVIDER_HINT = 'The provider has signed you in. Type the six-digit code your authenticator app shows, or one of your recovery codes.'
+const MAILED_CODE_HINT = 'The code from the mail is right. Type the six-digit code your authenticator app shows, or one of your recovery codes.'
 let user = null
 // The login's second step: the mfa_token of its 403 MFA_REQUIRED answer (not a session token: it
 // only lets POST /auth/mfa/verify finish this one login, with a code).
@@ -21,6 +23,7 @@ let mfaToken = null
 /** Back to the first step of the sign-in (email and password). */
 function showPasswordStep () {
   mfaToken = null
+  emailCode.close()
   $('#mfa-form').reset()
   markInvalid($('#mfa-form'), [])
   say(messageOf($('#mfa-form')), '')
@@ -31,6 +34,7 @@ function showPasswordStep () {
 
 /** The sign-in's code step, for the mfa_token of a login's 403 MFA_REQUIRED or of a provider's sign-in (#mfa_token=). */
 function showCodeStep (token, hint = PASSWORD_HINT) {
+  stopPasskeyAutofill()
   mfaToken = token
   $('#login-form').hidden = true
   $('#mfa-hint').textContent = hint
@@ -43,11 +47,21 @@ function showSignedOut ({ focus = false, message, kind = 'ok' } = {}) {
   resetSecurity()
   resetIdentities()
   showPasswordStep()
+  $('#passkey-offer').hidden = true
   $('#signed-in').hidden = true
   $('#signed-out').hidden = false
   say(status, message ?? '', kind)
   if (focus) $('#login-title').focus()
+  startAutofill()
 }
+
+// Passkey autofill on the sign-in form's email input (autocomplete="username webauthn"): waiting while the form is shown.
+const autofill = {
+  read: false,
+  signedIn: () => showAccount({ focus: true }),
+  failed: (text) => say(messageOf($('#login-form')), text, 'error')
+}
+const startAutofill = () => { startPasskeyAutofill(autofill) }
 
 /** A signed-in call answered 401 (session ended elsewhere, expired): back to the sign-in form. */
 function sessionEnded (answer) {
@@ -109,6 +123,7 @@ async function showAccount ({ focus = false } = {}) {
     showSignedOut({ focus, message: answer.status === 401 ? '' : explain(answer), kind: 'error' })
     return
   }
+  stopPasskeyAutofill()
   user = answer.body
   fillProfile()
   showTwoStep(user.mfa)
@@ -158,6 +173,7 @@ onSubmit($('#mfa-form'), async (form) => {
     // The mfa_token is used up, expired or void after wrong codes: the sign-in starts over.
     showPasswordStep()
     say(messageOf($('#login-form')), `${explain(answer)} Sign in again.`, 'error')
+    startAutofill()
     return $('#login-email').focus()
   }
   markInvalid(form, answer.status === 401 || answer.status === 400 ? ['code'] : [])
@@ -168,6 +184,7 @@ onSubmit($('#mfa-form'), async (form) => {
 onClick($('#mfa-cancel'), async () => {
   showPasswordStep()
   $('#login-email').focus()
+  startAutofill()
 })
 
 const passkeyLogin = $('#passkey-login')
@@ -176,8 +193,43 @@ onClick(passkeyLogin, async () => {
   const message = messageOf($('#login-form'))
   say(message, '')
   const { error } = await passkeySignIn({ read: false })
-  if (error !== undefined) return say(message, error, 'error')
+  if (error !== undefined) {
+    say(message, error, 'error')
+    // The modal request ended the autofill's: it waits again.
+    return startAutofill()
+  }
   await showAccount({ focus: true })
+})
+
+// "Email me a code": a sign-in, or (for an address with no account) a sign-up, with no password.
+const emailCode = setUpEmailCode({
+  read: false,
+  leaving: stopPasskeyAutofill,
+  back: startAutofill,
+  mfaRequired: (token) => showCodeStep(token, MAILED_CODE_HINT),
+  signedIn: async (answer) => {
+    if (answer.status !== 201) return await showAccount({ focus: true })
+    await showAccount()
+    say(status, `Your account is created, and ${user?.email ?? 'your address'} is verified: the code proved it.`)
+    // No password, ever: a passkey is the way to sign in next time without a mail.
+    if (!passkeyCreationAvailable) return $('#signed-in-title').focus()
+    $('#passkey-offer').hidden = false
+    $('#passkey-offer-title').focus()
+  }
+})
+
+onClick($('#passkey-offer-add'), async () => {
+  say(messageOf($('#passkey-offer')), '')
+  if (await addPasskey()) {
+    $('#passkey-offer').hidden = true
+    return
+  }
+  say(messageOf($('#passkey-offer')), $('#passkeys-message').textContent, 'error')
+})
+
+onClick($('#passkey-offer-later'), async () => {
+  $('#passkey-offer').hidden = true
+  $('#signed-in-title').focus()
 })
 
 onSubmit($('#register-form'), async (form) => {
@@ -289,12 +341,21 @@ onClick($('#end-others'), async () => {
 
 setUpSecurity({ ended: sessionEnded, changed: () => showAccount() })
 
-/** The first view: the account, or the sign-in with what a provider's sign-in sent back in the fragment. */
+/** The first view: the account, or the sign-in with what the mailed link or a provider's sign-in put in the fragment. */
 async function start () {
+  const mailedLink = takeCodeLink()
   const landing = takeSignInFragment()
   await loadProviders()
   await showAccount()
-  if (!$('#signed-in').hidden) return
+  if (!$('#signed-in').hidden) {
+    if (mailedLink !== null) say(status, 'You are signed in already: the code from the mail is not needed.')
+    return
+  }
+  if (mailedLink !== null) {
+    // The mailed link fills the code in; pressing the button spends it (a mail scanner that opens the link spends nothing).
+    $('#login-email').value = mailedLink.email
+    return emailCode.open(mailedLink.email, mailedLink.code)
+  }
   if (landing.mfaToken) return showCodeStep(landing.mfaToken, PROVIDER_HINT)
   if (landing.error) {
     say(status, landing.error, 'error')
