@@ -62,8 +62,8 @@ export async function passkeyAutofillAvailable () {
 
 /**
  * Starts the autofill's request, where the browser can: a passkey chosen there ends in POST auth/passkeys/login,
- * then `signedIn(answer)` (its body read only when `read`); a refused one in `failed(text)`, and the autofill
- * waits again. Nothing happens (and nothing is shown) until the person picks a passkey.
+ * then `signedIn(answer)` (its body read only when `read`); a refused one in `failed(text)`. Nothing happens (and
+ * nothing is shown) until the person picks a passkey.
  */
 export async function startPasskeyAutofill ({ read, signedIn, failed }) {
   stopPasskeyAutofill()
@@ -87,8 +87,8 @@ export async function startPasskeyAutofill ({ read, signedIn, failed }) {
   autofill = null
   const answer = await call('POST', 'auth/passkeys/login', credential.toJSON(), { read })
   if (answer.status === 200) return await signedIn(answer)
+  // Not started again by itself: a browser that answers at once (an automated one) would loop. The button stays.
   failed(explain(answer))
-  startPasskeyAutofill({ read, signedIn, failed })
 }
 
 /** Ends the autofill's waiting request, if any (a modal passkey request, a sign-in by other means, the console shown). */
