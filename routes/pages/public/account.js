@@ -339,7 +339,7 @@ onClick($('#end-others'), async () => {
     : `Signed out ${ended} other ${ended === 1 ? 'device' : 'devices'}.`, ended === others.length ? 'ok' : 'error')
 })
 
-setUpSecurity({ ended: sessionEnded, changed: () => showAccount() })
+setUpSecurity({ ended: sessionEnded, changed: () => showAccount(), email: () => user?.email ?? '' })
 
 /** The first view: the account, or the sign-in with what the mailed link or a provider's sign-in put in the fragment. */
 async function start () {
