@@ -19,6 +19,7 @@ import { addClient, appSite, authorizationRequest, relyingParty } from '../fixtu
  */
 
 const chromium = () => sharedChromium(t)
+const REAUTH_SECONDS = 6
 
 /** The code of a sign-in mail, and the link to the sign-in page that fills it in. */
 function codeMail (mail: ParsedMail, baseUrl: string, email: string): { code: string, link: string } {
@@ -40,7 +41,8 @@ t.test('signing in without a password, in Chromium', { skip: skipWithoutChromium
   const port = await freePort()
   const baseUrl = `http://localhost:${port}`
   const mailbox = await startMailbox(t)
-  const server = await build(t, { env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', SMTP_URL: mailbox.smtpUrl } })
+  // REAUTH_MAX_AGE short, so that a password-free account's change asks for a proof (the mailed code) again.
+  const server = await build(t, { env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', SMTP_URL: mailbox.smtpUrl, REAUTH_MAX_AGE: `${REAUTH_SECONDS}s` } })
   await server.listen({ host: 'localhost', port })
   const taken = new Set<ParsedMail>()
   /** The code and link of the next sign-in mail to `email` (registering mails a verification link first). */
@@ -178,6 +180,24 @@ t.test('signing in without a password, in Chromium', { skip: skipWithoutChromium
     await signedIn(page, email)
     await page.locator('#events li').filter({ hasText: 'Signed in with a passkey' }).first().waitFor()
     t.pass('the passkey signs in')
+
+    // Later, a change that needs a recent proof: with no password, a mailed code confirms it.
+    await new Promise(resolve => setTimeout(resolve, REAUTH_SECONDS * 1000 + 200))
+    await page.click('#totp-on')
+    await page.locator('#security-reauth').waitFor()
+    await page.click('#security-email-code')
+    await page.locator('#security-mailed-code').waitFor()
+    t.equal(await focusedId(page, 'security-mailed-code'), 'security-mailed-code', 'the code field in place of the password, the focus on it')
+    t.ok(await page.locator('#security-password').isHidden())
+    const { code } = await nextCode(email)
+    await page.fill('#security-mailed-code', wrong(code))
+    await page.click('#security-reauth button[type=submit]')
+    await page.locator('#security-reauth-message').filter({ hasText: 'not right' }).waitFor()
+    t.equal(await page.getAttribute('#security-mailed-code', 'aria-invalid'), 'true', 'a wrong code is refused, the field marked')
+    await page.fill('#security-mailed-code', code)
+    await page.click('#security-reauth button[type=submit]')
+    await page.locator('#totp-setup').waitFor()
+    t.pass('the mailed code confirms the change: the authenticator app\'s setup is shown')
     t.same(await violations(), [], 'no CSP violation, no script error')
   })
 

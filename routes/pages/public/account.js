@@ -63,9 +63,12 @@ const autofill = {
 }
 const startAutofill = () => { startPasskeyAutofill(autofill) }
 
+// The 401s that refuse a proof (a password, a mailed code, an authenticator code), not the session.
+const REFUSED_PROOFS = ['INVALID_CREDENTIALS', 'INVALID_CODE', 'INVALID_MFA_CODE']
+
 /** A signed-in call answered 401 (session ended elsewhere, expired): back to the sign-in form. */
 function sessionEnded (answer) {
-  if (answer.status !== 401 || answer.body?.code === 'INVALID_CREDENTIALS') return false
+  if (answer.status !== 401 || REFUSED_PROOFS.includes(answer.body?.code)) return false
   showSignedOut({ focus: true, message: 'Your session has ended. Sign in again.', kind: 'error' })
   return true
 }
