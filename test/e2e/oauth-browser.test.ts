@@ -39,7 +39,7 @@ t.test('in Chromium: sign-in page (password, then a TOTP code), consent page wit
   await page.getByLabel('Email').fill(session.user.email)
   await page.getByLabel('Password').fill(session.user.password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await page.getByLabel(/code/i).fill(codeAt(secret, 1))
+  await page.getByLabel('Code', { exact: true }).fill(codeAt(secret, 1))
   await page.getByRole('button', { name: /verify/i }).click()
 
   await page.getByRole('button', { name: 'Allow' }).waitFor()
