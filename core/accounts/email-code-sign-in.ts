@@ -12,7 +12,11 @@ import type { ProveAddress } from './prove-address.js'
  * What a verify brings for an address that has no account yet: the fields of the new account, or the names of
  * those its body lacks (said only once the code is known right: before, the answer would tell whether the address has an account).
  */
-export type EmailCodeRegistration = { fields: Pick<NewUser, 'firstName' | 'lastName' | 'username'> } | { missing: string[] }
+export type EmailCodeRegistration =
+  | { fields: Pick<NewUser, 'firstName' | 'lastName' | 'username'> }
+  | { missing: string[] }
+  /** EMAIL_CODE_SIGNUP is off: no account is made, whatever the body (a code mailed before the address lost its account proves it, but opens nothing). */
+  | { closed: true }
 
 /** A sign-in by mailed code: the user, its session, and whether the account was made by it (a password-free sign-up). */
 export interface EmailCodeSignIn {
@@ -49,6 +53,7 @@ export function createEmailCodeSignIn (
       await emailCodes.use(right)
       return { user: existing, created: false }
     }
+    if ('closed' in registration) throw new InvalidEmailCodeError()
     if ('missing' in registration) {
       // The code stays good: the same code, with the fields, makes the account.
       await emailCodes.release(right)

@@ -101,8 +101,9 @@ export function createEmailCodes ({ store, clock, mailer, log }: EmailCodesDepen
     async check (email, code) {
       // The guess is counted before it is judged: of any number of racing requests, at most the cap are judged.
       const live = await store.reserveEmailCodeAttempt(email, currentDate(clock), EMAIL_CODE_MAX_ATTEMPTS)
-      // Computed whether or not a code is live: the time of a wrong answer does not tell which.
-      const given = hashOf(email, code)
+      // Computed whether or not a code is live: the time of a wrong answer does not tell which. A code copied
+      // as "123 456" or "123-456" is the code.
+      const given = hashOf(email, code.replace(/[\s-]/g, ''))
       const stored = live === undefined ? undefined : Buffer.from(live.codeHash, 'base64url')
       if (live === undefined || stored === undefined || stored.length !== given.length || !timingSafeEqual(stored, given)) throw new InvalidEmailCodeError()
       return { id: live.id, email: live.email }

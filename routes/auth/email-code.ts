@@ -24,8 +24,9 @@ function emailOf (body: unknown): string | undefined {
   return typeof body === 'object' && body !== null && 'email' in body && typeof body.email === 'string' ? body.email : undefined
 }
 
-/** What a verify's body brings for a sign-up: the variant's fields, or the names of those it lacks. */
-function registrationOf (variant: Variant, body: { first_name?: string, last_name?: string, username?: string }): EmailCodeRegistration {
+/** What a verify's body brings for a sign-up: the variant's fields, or the names of those it lacks (none while EMAIL_CODE_SIGNUP is off). */
+function registrationOf (variant: Variant, signUp: boolean, body: { first_name?: string, last_name?: string, username?: string }): EmailCodeRegistration {
+  if (!signUp) return { closed: true }
   const missing = SIGN_UP_FIELDS[variant].filter(field => body[field] === undefined)
   if (missing.length > 0 || body.first_name === undefined || body.last_name === undefined) return { missing }
   return { fields: { firstName: body.first_name, lastName: body.last_name, username: variant === 'cookie' ? body.username ?? null : null } }
@@ -83,7 +84,7 @@ const emailCodeRoutes: FastifyPluginAsyncTypebox<EmailCodeRoutesOptions> = async
     config: { metric: 'login' }
   }, async (request, reply) => {
     const { body } = request
-    const { created, ...signedIn } = await account.signInWithEmailCode(body.email, body.code, registrationOf(variant, body), clientOf(request))
+    const { created, ...signedIn } = await account.signInWithEmailCode(body.email, body.code, registrationOf(variant, signUp, body), clientOf(request))
     return reply.code(created ? 201 : 200).send(answerLogin(reply, transport, variant, signedIn))
   })
 }

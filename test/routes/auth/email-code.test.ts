@@ -219,6 +219,7 @@ for (const variant of ['header', 'cookie'] as const) {
       // No password yet: a password login fails as a wrong password does.
       assertError(t, await server.inject({ method: 'POST', url: '/auth/login', payload: { email, password: 'analytical engine 1843' } }), 401, 'INVALID_CREDENTIALS')
 
+      assertError(t, await server.inject({ method: 'POST', url: '/auth/password', ...credentials(variant, session), payload: { password: 'password123' } }), 400, 'PASSWORD_TOO_COMMON')
       const set = await server.inject({ method: 'POST', url: '/auth/password', ...credentials(variant, session), payload: { password: 'my first password 36' } })
       t.equal(set.statusCode, 204, set.body)
       t.equal((await server.inject({ method: 'POST', url: '/auth/login', payload: { email, password: 'my first password 36' } })).statusCode, 200, 'the password signs in now')
@@ -323,7 +324,12 @@ t.test('EMAIL_CODE_SIGNUP=false: an unknown address is mailed nothing, a known o
   const answers = [await ask(app, unknown), await ask(app, user.email)]
   t.same(answers.map(answer => answer.statusCode), [202, 202])
   t.equal(answers[0].body, answers[1].body, 'the same answer')
-  await mailedCode(t, app, user.email)
+  const code = await mailedCode(t, app, user.email)
   await app.server.mailer.idle()
   t.equal(app.mailbox.received.filter(mail => JSON.stringify(mail.to).includes(unknown)).length, 0, 'no mail to the unknown address')
+
+  // The account goes while its code lives: the code proves the address, but makes no account.
+  const session = await logIn(app.server, 'cookie', user)
+  t.equal((await app.server.inject({ method: 'DELETE', url: `/users/${user.id}`, ...credentials('cookie', session), payload: { password: user.password } })).statusCode, 204)
+  assertError(t, await check(app, { email: user.email, code, first_name: 'Ada', last_name: 'Lovelace', username: 'ada_again' }), 401, 'INVALID_CODE')
 })
