@@ -198,6 +198,17 @@ t.test('signing in without a password, in Chromium', { skip: skipWithoutChromium
     await page.click('#security-reauth button[type=submit]')
     await page.locator('#totp-setup').waitFor()
     t.pass('the mailed code confirms the change: the authenticator app\'s setup is shown')
+
+    // And deletion, later still: the password left empty, the prompt's mailed code is the proof.
+    await new Promise(resolve => setTimeout(resolve, REAUTH_SECONDS * 1000 + 200))
+    await page.check('#delete-confirm')
+    await page.click('#delete-form button[type=submit]')
+    await page.locator('[aria-labelledby=delete-title] #security-reauth').waitFor()
+    await page.click('#security-email-code')
+    await page.fill('#security-mailed-code', (await nextCode(email)).code)
+    await page.click('#security-reauth button[type=submit]')
+    await page.locator('#status').filter({ hasText: 'Your account is deleted' }).waitFor()
+    t.equal(await server.store.findUserByEmail(email), undefined, 'a password-free account deletes itself with a mailed code')
     t.same(await violations(), [], 'no CSP violation, no script error')
   })
 

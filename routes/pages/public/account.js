@@ -3,7 +3,7 @@
 // access token in their body, are left unread) and keeps nothing in web storage.
 import { authorized, blamedFields, call, explain } from './api.js'
 import { renderApps, renderEvents, renderSessions } from './account-lists.js'
-import { addPasskey, loadPasskeys, passkeyCreationAvailable, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
+import { addPasskey, freshCall, loadPasskeys, passkeyCreationAvailable, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
 import { passkeySignIn, passkeysAvailable, startPasskeyAutofill, stopPasskeyAutofill } from './passkey-sign-in.js'
@@ -312,8 +312,12 @@ onSubmit($('#delete-form'), async (form) => {
     markInvalid(form, ['confirm'])
     return say(messageOf(form), 'Tick the box to confirm that the account should be deleted.', 'error')
   }
-  // No password typed: the account has none (provider or passkey only), and a fresh session is its proof.
-  const answer = await authorized('DELETE', `users/${user.id}`, password === '' ? {} : { password })
+  // No password typed: the account has none (a mailed code, a provider or a passkey only), and a fresh session is its
+  // proof; past REAUTH_MAX_AGE the confirmation prompt (a mailed code in place of the password) makes it fresh again.
+  const answer = password === ''
+    ? await freshCall($('#delete-title').parentElement, 'DELETE', `users/${user.id}`, {})
+    : await authorized('DELETE', `users/${user.id}`, { password })
+  if (answer === null) return say(messageOf(form), 'Cancelled: the account is kept.', 'error')
   if (answer.status !== 204) return refuse(form, answer)
   form.reset()
   showSignedOut({ focus: true, message: 'Your account is deleted. Goodbye.' })
