@@ -270,7 +270,7 @@ t.test('signing in without a password, in Chromium', { skip: skipWithoutChromium
     t.same(await violations(), [], 'no CSP violation, no script error')
   })
 
-  t.test('an app\'s sign-in page: an address with no account signs up with the code, then goes on to the app', async (t) => {
+  t.test('an app\'s sign-in page: an address with no account signs up with the code, goes on to the app, and sets a password later in the console', async (t) => {
     const app = await appSite(t)
     const config = await relyingParty(baseUrl, await addClient(server, { name: 'Newcomer App', redirectUris: [`${app}/callback`] }))
     const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
@@ -290,6 +290,21 @@ t.test('signing in without a password, in Chromium', { skip: skipWithoutChromium
     const created = await server.store.findUserByEmail(email)
     t.equal(tokens.claims()?.sub, String(created?.id), 'the new account is the app\'s person')
     t.equal(created?.passwordHash, null, 'with no password')
+
+    // The same browser is signed in to the console (cookie variant): the account sets its first password there.
+    await page.goto(`${baseUrl}/account`)
+    await signedIn(page, email)
+    await page.click('#first-password summary')
+    await page.fill('#first-password-new', 'a first password 1906')
+    await page.click('#first-password-form button[type=submit]')
+    await page.locator('#first-password-message').filter({ hasText: 'Your password is set' }).waitFor()
+    await page.click('#sign-out')
+    await page.locator('#status').filter({ hasText: 'You are signed out.' }).waitFor()
+    await page.fill('#login-email', email)
+    await page.fill('#login-password', 'a first password 1906')
+    await page.click('#login-form button[type=submit]')
+    await signedIn(page, email)
+    t.pass('the password set later signs in')
     t.same(await violations(), [], 'no CSP violation, no script error')
   })
 })

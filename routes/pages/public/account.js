@@ -306,6 +306,22 @@ onSubmit($('#password-form'), async (form) => {
   await Promise.all([loadSessions(), loadEvents()])
 })
 
+// The first password of an account that has none (POST /auth/password), through the confirmation prompt when the
+// session is no longer fresh; an account with a password is told to change it above.
+onSubmit($('#first-password-form'), async (form) => {
+  const answer = await freshCall($('#password-title').parentElement, 'POST', 'auth/password', fieldsOf(form))
+  if (answer === null) return say(messageOf(form), 'Cancelled: nothing was changed.', 'error')
+  if (answer.status === 409 && answer.body?.code === 'PASSWORD_ALREADY_SET') {
+    markInvalid(form, [])
+    return say(messageOf(form), 'Your account has a password already: change it with the form above.', 'error')
+  }
+  if (answer.status !== 204) return refuse(form, answer)
+  form.reset()
+  markInvalid(form, [])
+  say(messageOf(form), 'Your password is set: you can sign in with it too. Every other device is signed out.')
+  await Promise.all([loadSessions(), loadEvents()])
+})
+
 onSubmit($('#delete-form'), async (form) => {
   const { password = '', confirm } = fieldsOf(form)
   if (confirm !== 'yes') {
