@@ -34,7 +34,7 @@ export interface EmailCodeSignIn {
 export type SignInWithEmailCode = (email: string, code: string, registration: EmailCodeRegistration, client: Client) => Promise<EmailCodeSignIn>
 
 export interface EmailCodeSignInDependencies {
-  store: Pick<AccountStore, 'findUserByEmail' | 'findUserById' | 'createUser' | 'deleteUser'>
+  store: Pick<AccountStore, 'findUserByEmail' | 'findUserById' | 'createUser'>
   emailCodes: Pick<EmailCodes, 'check' | 'use' | 'release'>
   proveAddress: ProveAddress
   completeSignIn: CompleteSignIn
@@ -68,14 +68,9 @@ export function createEmailCodeSignIn (
       throw error
     }
     webhooks.wake()
-    try {
-      await emailCodes.use(right)
-    } catch (error) {
-      // A racing request spent the code first: the account it would have made goes again.
-      await store.deleteUser(user.id, webhooks.userEvent('user.deleted')?.(user))
-      webhooks.wake()
-      throw error
-    }
+    // 401 when a racing request spent the code first: it found this account and signed in to it, so the account
+    // stays (a code expiring in between leaves it too, unproved and without a password, until a code signs in to it).
+    await emailCodes.use(right)
     return { user, created: true }
   }
 

@@ -177,6 +177,22 @@ for (const variant of ['header', 'cookie'] as const) {
       assertError(t, await check(app, { email: user.email, code }), 401, 'INVALID_CODE')
     })
 
+    t.test('one code, two requests at once: one signs in, the other is INVALID_CODE; one sign-up makes one account', async (t) => {
+      const user = await verifiedUser(t, app)
+      const code = await codeFor(t, app, user.email)
+      const both = await Promise.all([check(app, { email: user.email, code }), check(app, { email: user.email, code })])
+      t.same(both.map(answer => answer.statusCode).sort(), [200, 401])
+
+      const email = newAddress()
+      const signUpCode = await codeFor(t, app, email)
+      const fields = (n: number): Record<string, string> => ({ first_name: 'Ada', last_name: 'Lovelace', ...(variant === 'cookie' ? { username: `racer_${addresses}_${n}` } : {}) })
+      const signUps = await Promise.all([check(app, { email, code: signUpCode, ...fields(1) }), check(app, { email, code: signUpCode, ...fields(2) })])
+      const statuses = signUps.map(answer => answer.statusCode).sort()
+      t.equal(statuses[0], 201, 'one account made')
+      t.ok([401, 409].includes(statuses[1]), `the other refused (${statuses[1]}): the code or the address was taken first`)
+      t.equal(await server.store.findUserByEmail(email).then(found => found?.id), signUps.find(answer => answer.statusCode === 201)?.json().user.id, 'the one account is the answer\'s')
+    })
+
     t.test('the squatter rule: a never-verified account registered by someone else loses its password and sessions', async (t) => {
       // The squatter registers the owner's address with a password of its own and keeps a session.
       const squatter = await registerUser(server, variant)
