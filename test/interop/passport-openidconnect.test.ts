@@ -8,13 +8,14 @@ import t from 'tap'
 import { registerUser } from '../fixtures/factories.js'
 import { addClient, authorizeInBrowser, browse, CookieJar, providerService } from '../fixtures/oauth.js'
 
-// passport-openidconnect (Jared Hanson's Passport strategy) in an Express app with express-session, as its
-// README sets it up: the endpoints from discovery, the client's id and secret, a callback URL, a scope. It
-// sends no PKCE (lib/strategy.js builds the authorization request from response_type, client_id,
-// redirect_uri, scope and state alone), so the app is a confidential client added with `--pkce optional`
-// (issue 34, item 3); it sends its secret in the token request's form (the `oauth` package's OAuth2,
-// client_secret_post), and reads the profile from the ID token's claims, and from userinfo too when the verify
-// callback takes nine parameters (its `skipUserProfile` default). It checks the ID token's iss, aud, azp and exp, not its signature.
+// passport-openidconnect (Jared Hanson's Passport strategy) in an Express app with express-session, with
+// the options it requires and nothing else: the endpoints from discovery, the client's id and secret, a
+// callback URL, a scope. It sends no PKCE (lib/strategy.js builds the authorization request from
+// response_type, client_id, redirect_uri, scope and state alone), so the app is a confidential client added
+// with `--pkce optional` (issue 34, item 3); it sends its secret in the token request's form (the `oauth`
+// package's OAuth2: client_secret_post), reads the profile from the ID token's claims, and from userinfo
+// too when the verify callback takes nine parameters (its `skipUserProfile` default). It checks the ID
+// token's iss, aud, azp and exp, not its signature.
 
 interface SignedIn { id: string, email?: string, givenName?: string, familyName?: string }
 
