@@ -129,12 +129,6 @@ export function usersQueries (c: PostgresConnection): UsersStore {
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
       return c.run(async () => ((await c.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
-    },
-
-    async markEmailVerified (userId: number, email: string, now: Date) {
-      return c.run(async () => ((await c.db.update(users)
-        .set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now })
-        .where(and(eq(users.id, userId), eq(users.email, email)))).rowCount ?? 0) > 0)
     }
   }
 }

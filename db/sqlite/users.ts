@@ -111,13 +111,6 @@ export function usersQueries (c: SqliteConnection): UsersStore {
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
       return c.run(() => c.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
-    },
-
-    async markEmailVerified (userId: number, email: string, now: Date) {
-      return c.run(() => c.db.update(users)
-        .set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now })
-        .where(and(eq(users.id, userId), eq(users.email, email)))
-        .run().changes > 0)
     }
   }
 }

@@ -89,10 +89,4 @@ export interface UsersStore {
   enableUser (userId: number, now: Date): Promise<boolean>
   /** Replaces the password hash (null: no password login); false when there is no such user. */
   setPasswordHash (userId: number, passwordHash: string | null, now: Date): Promise<boolean>
-  /**
-   * Marks the email verified, only while the user's email is still `email` (a link mailed to an old address verifies nothing).
-   * Not a proof of the address: it claims nothing from a registrant (see AccountRulesStore.proveAddress, which every proof
-   * goes through). The service never calls it; tests set up a verified account with it.
-   */
-  markEmailVerified (userId: number, email: string, now: Date): Promise<boolean>
 }
