@@ -99,12 +99,14 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         .limit(search.limit))
     },
 
-    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {
-      // The role and its role_changed row: both or neither.
+    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite, webhook?: WebhookOf<UserRecord>) {
+      // The role, its role_changed row and its user.updated: all or none.
       return c.run(() => c.transaction(async (tx) => {
-        const found = ((await tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0
-        if (found) await insertSecurityEvent(tx, audit)
-        return found
+        const [updated] = await tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).returning()
+        if (updated === undefined) return false
+        await insertSecurityEvent(tx, audit)
+        await insertWebhook(tx, webhook?.(updated))
+        return true
       }))
     },
 

@@ -81,12 +81,15 @@ export function usersQueries (c: SqliteConnection): UsersStore {
         .all())
     },
 
-    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {
-      // The role and its role_changed row: both or neither.
+    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite, webhook?: WebhookOf<UserRecord>) {
+      // The role, its role_changed row and its user.updated: all or none.
       return c.run(() => c.db.transaction((tx) => {
-        const found = tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0
-        if (found) insertSecurityEvent(tx, audit)
-        return found
+        // all(), not get(): see firstRow
+        const updated = tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).returning().all()[0]
+        if (updated === undefined) return false
+        insertSecurityEvent(tx, audit)
+        insertWebhook(tx, webhook?.(updated))
+        return true
       }, { behavior: 'immediate' }))
     },
 

@@ -75,8 +75,11 @@ export interface UsersStore {
   listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
   /** Users matching the search, in id order (keyset pagination: the last id is the next page's afterId). */
   searchUsers (search: UserSearch): Promise<UserRecord[]>
-  /** Sets the role, and writes `audit` (role_changed) in the same transaction; false when there is no such user (nothing written). */
-  setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite): Promise<boolean>
+  /**
+   * Sets the role, and writes `audit` (role_changed) and the webhook of the user as changed (user.updated) in the
+   * same transaction; false when there is no such user (nothing written).
+   */
+  setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite, webhook?: WebhookOf<UserRecord>): Promise<boolean>
   /** How many admins are enabled (role admin, not disabled): the last one may not disable or demote itself. */
   countActiveAdmins (): Promise<number>
   /**
