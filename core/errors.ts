@@ -25,6 +25,8 @@ export const InvalidMfaTokenError = createError('INVALID_MFA_TOKEN', 'The mfa_to
 export const InvalidRedirectError = createError('INVALID_REDIRECT', 'redirect_to must be a path of this service or a URL under one of ALLOWED_ORIGINS', 400)
 export const InvalidOidcStateError = createError('INVALID_STATE', 'The sign-in state is missing, forged or expired (start again from the sign-in button, in the same browser)', 400)
 export const InvalidCodeError = createError('INVALID_CODE', 'The sign-in code is unknown, already used or expired (it lives 60 seconds)', 400)
+/** A mailed sign-in code (POST /auth/email-code/verify, POST /auth/reauthenticate's email_code): the contract's 401. */
+export const InvalidEmailCodeError = createError('INVALID_CODE', 'The code is wrong, expired, already used, replaced by a newer one, or void after five wrong tries; ask for a new one', 401)
 export const TokenMismatchError = createError('TOKEN_MISMATCH', 'The access token and the refresh token belong to different users', 401)
 export const SessionExpiredError = createError('SESSION_EXPIRED', 'The session has reached its maximum age (SESSION_MAX_AGE); log in again', 401)
 export const ReauthenticationRequiredError = createError('REAUTHENTICATION_REQUIRED', 'Confirm your password first (POST /auth/reauthenticate): this change needs a recent password proof', 403)
@@ -63,6 +65,7 @@ export const TargetIsAdminError = createError('TARGET_IS_ADMIN',
   'The user is an administrator: one admin may not disable, delete, end the sessions of or reset the second factor of another; ' +
   'the operator demotes it first (account-service users set-role <id> user)', 409)
 export const LastAdminError = createError('LAST_ADMIN', 'You are the last enabled administrator: make another admin before you disable, delete or demote yourself', 409)
+export const PasswordAlreadySetError = createError('PASSWORD_ALREADY_SET', 'This account has a password: change it with POST /auth/change-password', 409)
 export const LastLoginMethodError = createError('LAST_LOGIN_METHOD', 'This is your last way to sign in: set a password (forgot-password) or link another provider first', 409)
 export const PayloadTooLargeError = createError('PAYLOAD_TOO_LARGE', 'The request body is larger than the limit', 413)
 export const UnsupportedMediaTypeError = createError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)', 415)

@@ -22,6 +22,22 @@ export function resetMail (to: string, link: string, ttlSeconds: number): MailMe
   }
 }
 
+/**
+ * A sign-in code: typed (or pasted) where the sign-in started, on any device, or filled in by the link. `link`
+ * carries it in the fragment too. Worded the same whether or not the address has an account: the mail itself
+ * tells a reader of the inbox nothing the code would not.
+ */
+export function signInCodeMail (to: string, code: string, link: string, ttlSeconds: number): MailMessage {
+  return {
+    to,
+    subject: 'Your sign-in code',
+    text: `Your code to sign in as ${to} is:\n\n    ${code}\n\n` +
+      `Type it where you asked for it within ${minutes(ttlSeconds)}, or open this link on the same device:\n\n${link}\n\n` +
+      'The code works once, and only the newest one mailed works. Nobody from us will ask you for it. ' +
+      'If you did not ask for it, ignore this mail: without the code nobody signs in.\n'
+  }
+}
+
 /** An account an administrator made for `to`: the link (a password-reset token) sets its first password. */
 export function invitationMail (to: string, link: string, ttlSeconds: number): MailMessage {
   return {

@@ -1,6 +1,6 @@
 /*
  * The account store: all the rules know of persistence. One interface per aggregate (db/store/:
- * users, sessions and refresh tokens, one-time tokens, second factors, passkeys, identities, the
+ * users, sessions and refresh tokens, one-time tokens, mailed sign-in codes, second factors, passkeys, identities, the
  * mail and webhook outboxes, signing keys, settings, security events, the OAuth provider's models, and the account rules
  * that write across them in one transaction); AccountStore is all of them. Each backend (db/sqlite,
  * db/postgres) implements it in its own folder; every method is async so that a networked backend
@@ -8,6 +8,7 @@
  */
 
 import type { AccountRulesStore } from './store/accounts.js'
+import type { EmailCodesStore } from './store/email-codes.js'
 import type { SecurityEventsStore } from './store/events.js'
 import type { IdentitiesStore } from './store/identities.js'
 import type { SigningKeysStore } from './store/keys.js'
@@ -22,6 +23,7 @@ import type { UsersStore } from './store/users.js'
 import type { WebhookOutboxStore } from './store/webhooks.js'
 
 export * from './store/accounts.js'
+export * from './store/email-codes.js'
 export * from './store/errors.js'
 export * from './store/events.js'
 export * from './store/identities.js'
@@ -39,6 +41,7 @@ export * from './store/webhooks.js'
 /** The whole store, as plugins/app/store.ts decorates it. */
 export interface AccountStore extends
   AccountRulesStore,
+  EmailCodesStore,
   SecurityEventsStore,
   IdentitiesStore,
   SigningKeysStore,

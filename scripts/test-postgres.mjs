@@ -28,6 +28,8 @@ export const POSTGRES_TESTS = [
   'test/routes/admin/*.test.ts',
   // The CLI's acts are the admin API's (the operator as actor): the same audit rows and webhook rows, in the deletion's transaction.
   'test/security/cli-admin-rules.test.ts',
+  // Mailed sign-in codes: racing guesses against the cap, single use, the squatter rule's transaction.
+  'test/routes/auth/*.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts',
   // GET /users/:id from memory, kept exact across instances by the log.

@@ -7,6 +7,7 @@ import admin from '../plugins/app/admin.js'
 import userImport from '../plugins/app/user-import.js'
 import clock from '../plugins/app/clock.js'
 import authentication from '../plugins/app/authentication.js'
+import emailCodes from '../plugins/app/email-codes.js'
 import identities from '../plugins/app/identities.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
@@ -247,6 +248,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     mfaTokenTtlSeconds: config.mfaTokenTtlSeconds,
     signingKeyEncryptionKey: config.signingKeyEncryptionKey
   })
+  // The mailed sign-in codes: the service's own sign-in (POST /auth/email-code) and a re-authentication's proof.
+  await fastify.register(emailCodes, { publicUrl: config.mail.publicUrl, secretKey: config.signingKeyEncryptionKey })
   await fastify.register(authentication, { requireEmailVerification: config.requireEmailVerification })
   await fastify.register(account, {
     publicUrl: config.mail.publicUrl,

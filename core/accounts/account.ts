@@ -1,7 +1,7 @@
 import type { AccountStore, NewUser, UserChanges, UserRecord } from '../../db/store.js'
 import type { Authentication } from '../authentication/authentication.js'
 import { currentDate, type Clock } from '../clock.js'
-import { InvalidVerificationTokenError, UserNotFoundError, ValidationFailedError } from '../errors.js'
+import { InvalidVerificationTokenError, PasswordAlreadySetError, UserNotFoundError, ValidationFailedError } from '../errors.js'
 import type { LoginThrottle } from '../lockout/login-throttle.js'
 import type { Logger } from '../logger.js'
 import { emailChangedNotice, resetMail, verificationMail } from '../mails.js'
@@ -13,6 +13,8 @@ import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Actor } from '../sessions/actor.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
+import type { EmailCodes } from '../email-codes/email-codes.js'
+import { createEmailCodeSignIn, type SignInWithEmailCode } from './email-code-sign-in.js'
 import { createMailedTokens, type MailedTokensOptions } from './mailed-tokens.js'
 import { createProveAddress, type ProveAddress } from './prove-address.js'
 
@@ -57,6 +59,14 @@ export interface AccountLifecycle {
   verifyEmail (token: string, client: Client): Promise<void>
   /** The one function every proof of an address calls (./prove-address.ts): the claim of a never-verified account, its events. */
   proveAddress: ProveAddress
+  /** A sign-in (or a password-free sign-up) by a mailed code: ./email-code-sign-in.ts. */
+  signInWithEmailCode: SignInWithEmailCode
+  /**
+   * The first password of an account that has none (made by a mailed code, a provider or a passkey): a fresh session
+   * (403 REAUTHENTICATION_REQUIRED past REAUTH_MAX_AGE), the password policy, then as a password change (every other
+   * session ends, mailed links void). 409 PASSWORD_ALREADY_SET when the account has one: change it with its current one.
+   */
+  setFirstPassword (actor: Actor, password: string): Promise<void>
 }
 
 /**
@@ -71,14 +81,15 @@ export type AccountOptions = MailedTokensOptions
 
 export interface AccountDependencies {
   store: Pick<AccountStore, 'createUser' | 'updateUser' | 'changeEmail' | 'changePassword' | 'deleteUser' | 'findUserByEmail' |
-    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'proveAddress'>
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'proveAddress' | 'findUserById'>
   clock: Clock
   log: Logger
   passwords: Pick<Passwords, 'hash'>
   mailer: Pick<Mailer, 'send' | 'forOutbox' | 'wake'>
   sessions: Pick<Sessions, 'requireFresh' | 'proof' | 'start'>
   securityEvents: Pick<SecurityEvents, 'record'>
-  authentication: Pick<Authentication, 'confirmPassword'>
+  authentication: Pick<Authentication, 'confirmPassword' | 'completeSignIn'>
+  emailCodes: Pick<EmailCodes, 'check' | 'use' | 'release'>
   loginThrottle: Pick<LoginThrottle, 'succeeded'>
   mfa: Pick<Mfa, 'afterPasswordReset'>
   /**
@@ -95,9 +106,12 @@ export interface AccountDependencies {
  * Routes only translate HTTP to these calls.
  */
 export function createAccount (deps: AccountDependencies, options: AccountOptions): AccountLifecycle {
-  const { store, clock, log, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa, webhooks } = deps
+  const { store, clock, log, passwords, mailer, sessions, securityEvents, authentication, loginThrottle, mfa, webhooks, emailCodes } = deps
   const tokens = createMailedTokens({ store, clock, mailer }, options)
   const proveAddress = createProveAddress({ store, clock, securityEvents })
+  const signInWithEmailCode = createEmailCodeSignIn({
+    store, emailCodes, proveAddress, completeSignIn: authentication.completeSignIn, loginThrottle, securityEvents, webhooks
+  })
 
   const account: AccountLifecycle = {
     async register ({ password, ...fields }) {
@@ -207,7 +221,19 @@ export function createAccount (deps: AccountDependencies, options: AccountOption
       if (outcome.outcome !== 'proved') throw new InvalidVerificationTokenError()
     },
 
-    proveAddress
+    proveAddress,
+    signInWithEmailCode,
+
+    async setFirstPassword ({ user, sessionId, client }, password) {
+      // Nothing to confirm it with: the session's recent proof (a mailed code, a passkey, a provider) stands for the current password.
+      await sessions.requireFresh(sessionId)
+      if (user.passwordHash !== null) throw new PasswordAlreadySetError()
+      const passwordHash = await account.acceptNewPassword(password)
+      // As a password change, in one transaction: the hash, mailed links void, every other session ended, this one fresh.
+      const sessionsEnded = await store.changePassword(user.id, passwordHash, currentDate(clock), sessionId)
+      if (sessionsEnded > 0) await securityEvents.record('session_revoked', client, { userId: user.id, detail: { reason: 'all sessions ended', sessions: sessionsEnded } })
+      await securityEvents.record('password_changed', client, { userId: user.id, sessionId, detail: { first_password: true } })
+    }
   }
   return account
 }

@@ -5,7 +5,7 @@ import type { Client, SecurityEvents } from '../events/security-events.js'
 /**
  * Someone proved they own the user's address: AccountStore.proveAddress, in one transaction, then what it
  * removed as security events. On an account whose address was never verified, whatever the registrant set up
- * (passkeys, TOTP, recovery codes, pending second steps, identities, sessions; with a provider, the password)
+ * (passkeys, TOTP, recovery codes, pending second steps, identities, sessions; with a provider or a mailed code, the password)
  * is gone: pre-hijacking (docs/accounts.md).
  */
 export type ProveAddress = (proof: AddressProof, client: Client) => Promise<AddressProofOutcome>
@@ -19,7 +19,7 @@ export interface AddressProofDependencies {
 /**
  * The one function every proof of an address calls: the verification link (account.verifyEmail), a password
  * reset's link (account.resetPassword), a provider that verified the address of an existing account
- * (identities' link by email), and next, a mailed sign-in code or an invitation. A proof that marks the flag
+ * (identities' link by email), a mailed sign-in code (./email-code-sign-in.ts: the password goes too), and next, an invitation. A proof that marks the flag
  * some other way skips the claim of a never-verified account. Not proofs: an account a provider's verified
  * address creates is born verified (there is nothing to claim), and an operator's import states it.
  */

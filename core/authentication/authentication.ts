@@ -1,5 +1,6 @@
 import type { AccountStore, UserRecord } from '../../db/store.js'
-import { InvalidCredentialsError, InvalidMfaCodeError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
+import type { EmailCodes, RightEmailCode } from '../email-codes/email-codes.js'
+import { InvalidCredentialsError, InvalidEmailCodeError, InvalidMfaCodeError, ValidationFailedError, InvalidMfaTokenError, MfaCodeRequiredError, MfaLockedError, mfaRequired } from '../errors.js'
 import type { LoginThrottle, Reservation } from '../lockout/login-throttle.js'
 import type { Logger } from '../logger.js'
 import { MFA_MAX_WRONG_CODES, type Mfa, type MfaVerdict } from '../mfa/mfa.js'
@@ -7,7 +8,7 @@ import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { Passwords } from '../passwords/passwords.js'
 import type { AuthenticationMethod } from '../sessions/authentication-methods.js'
 import type { Sessions, StartedSession } from '../sessions/sessions.js'
-import { createSignInCompletion, refuseSignIn, type CompleteSignIn } from './complete-sign-in.js'
+import { createSignInCompletion, methodOfFirstStep, refuseSignIn, type CompleteSignIn } from './complete-sign-in.js'
 
 export interface Authentication {
   /**
@@ -32,17 +33,26 @@ export interface Authentication {
    */
   confirmPassword (user: UserRecord, password: string, client: Client, sessionId: string): Promise<void>
   /**
-   * A confirmed password makes the session fresh for sensitive actions (REAUTH_MAX_AGE); on an account
+   * A confirmed password, or a code mailed to the account's address (POST /auth/email-code: 401 INVALID_CODE when
+   * wrong, counted against the code), makes the session fresh for sensitive actions (REAUTH_MAX_AGE); on an account
    * with TOTP only together with a current TOTP or recovery code (as a login needs both): without one
-   * 403 MFA_REQUIRED, a wrong one 401 INVALID_MFA_CODE, counted with the account's failed logins.
+   * 403 MFA_REQUIRED, a wrong one 401 INVALID_MFA_CODE, counted with the account's failed logins. Exactly one of
+   * the password and the mailed code (400 VALIDATION_FAILED otherwise).
    */
-  reauthenticate (user: UserRecord, proof: { password: string, code?: string }, client: Client, sessionId: string): Promise<void>
+  reauthenticate (user: UserRecord, proof: ReauthenticationProof, client: Client, sessionId: string): Promise<void>
   /**
    * The one end of every sign-in, once its method proved the user (./complete-sign-in.ts): 403 ACCOUNT_DISABLED,
    * 403 EMAIL_NOT_VERIFIED (REQUIRE_EMAIL_VERIFICATION, at a first step), an `mfa_token` when one factor is not
    * enough, else a new session and its `login` (`passkey_login`) event. Passkeys and providers end here too.
    */
   completeSignIn: CompleteSignIn
+}
+
+/** What POST /auth/reauthenticate proves the user with: its password or a mailed code, and with TOTP on a TOTP or recovery code. */
+export interface ReauthenticationProof {
+  password?: string
+  emailCode?: string
+  code?: string
 }
 
 export interface AuthenticationOptions {
@@ -56,7 +66,9 @@ export interface AuthenticationDependencies {
   loginThrottle: LoginThrottle
   sessions: Pick<Sessions, 'start' | 'markAuthenticated'>
   securityEvents: Pick<SecurityEvents, 'record'>
-  mfa: Pick<Mfa, 'isRequired' | 'challenge' | 'openChallenge' | 'attempt' | 'confirmCode' | 'providerOf'>
+  mfa: Pick<Mfa, 'isRequired' | 'challenge' | 'openChallenge' | 'attempt' | 'confirmCode' | 'firstStepOf'>
+  /** The mailed sign-in codes, for a re-authentication by code. */
+  emailCodes: Pick<EmailCodes, 'check' | 'use' | 'release'>
   log: Logger
 }
 
@@ -68,7 +80,7 @@ export interface AuthenticationDependencies {
  * second step. Failures and lockouts are security events.
  */
 export function createAuthentication (
-  { store, passwords, loginThrottle, sessions, securityEvents, mfa, log }: AuthenticationDependencies, { requireEmailVerification }: AuthenticationOptions
+  { store, passwords, loginThrottle, sessions, securityEvents, mfa, emailCodes, log }: AuthenticationDependencies, { requireEmailVerification }: AuthenticationOptions
 ): Authentication {
   /**
    * Checks the password under a reserved attempt; `matches` is true when it matched, and then the failures
@@ -119,6 +131,31 @@ export function createAuthentication (
       if (verdict.outcome === 'locked') throw new MfaLockedError()
     }
     throw new InvalidMfaCodeError()
+  }
+
+  /** reauthenticate with a code mailed to the account's address: the mailbox is the proof, as a password would be. */
+  async function reauthenticateWithMailedCode (
+    user: UserRecord, emailCode: string, code: string | undefined, client: Client, subject: { userId: number, sessionId: string }
+  ): Promise<void> {
+    let right: RightEmailCode
+    try {
+      right = await emailCodes.check(user.email, emailCode)
+    } catch (error) {
+      if (error instanceof InvalidEmailCodeError) await securityEvents.record('login_failed', client, { ...subject, detail: { method: 'email_code' } })
+      throw error
+    }
+    const methods: AuthenticationMethod[] = ['email_code']
+    if (await mfa.isRequired(user.id)) {
+      // As with a password: one factor does not unlock turning the second one off. The right code stays unspent meanwhile.
+      if (code === undefined || code.trim() === '') {
+        await emailCodes.release(right)
+        throw new MfaCodeRequiredError()
+      }
+      methods.push(await confirmCode(user, code, client, subject))
+    }
+    await emailCodes.use(right)
+    await sessions.markAuthenticated(subject.sessionId, methods)
+    await securityEvents.record('reauthenticated', client, { ...subject, detail: { method: methods.join('+') } })
   }
 
   const completeSignIn = createSignInCompletion({ mfa, loginThrottle, sessions, securityEvents }, { requireEmailVerification })
@@ -180,11 +217,8 @@ export function createAuthentication (
       if (verdict.method === 'recovery_code') {
         await securityEvents.record('recovery_code_used', client, { ...subject, detail: { left: await store.countRecoveryCodes(user.id) } })
       }
-      // The first factor is the one the mfa_token was issued after: a password, or a provider's sign-in.
-      const provider = mfa.providerOf(mfaToken)
-      const { session } = await completeSignIn({
-        user, method: provider === undefined ? { kind: 'password' } : { kind: 'provider', provider }, client, secondFactor: verdict.method
-      })
+      // The first factor is the one the mfa_token was issued after: a password, a provider's sign-in or a mailed code.
+      const { session } = await completeSignIn({ user, method: methodOfFirstStep(mfa.firstStepOf(mfaToken)), client, secondFactor: verdict.method })
       return { user, session }
     },
 
@@ -194,9 +228,13 @@ export function createAuthentication (
       if (!matches) throw new InvalidCredentialsError()
     },
 
-    async reauthenticate (user, { password, code }, client, sessionId) {
-      const { passwordHash } = user
+    async reauthenticate (user, { password, emailCode, code }, client, sessionId) {
       const subject = { userId: user.id, sessionId }
+      const oneProof = 'body must have either property \'password\' or property \'email_code\''
+      if (password !== undefined && emailCode !== undefined) throw new ValidationFailedError(oneProof)
+      if (emailCode !== undefined) return await reauthenticateWithMailedCode(user, emailCode, code, client, subject)
+      if (password === undefined) throw new ValidationFailedError(oneProof)
+      const { passwordHash } = user
       // With TOTP the password alone settles nothing (as at login): the failures stay until a code passes.
       const { matches, reservation } = await judged(user.email, async () => passwordHash === null
         ? await passwords.verifyNothing(password)

@@ -8,13 +8,14 @@ import type { Sessions, StartedSession } from '../sessions/sessions.js'
 
 /**
  * How the user proved who they are at a sign-in's first step. A passkey is used with user verification
- * (core/passkeys), so it is two factors on its own; a password or a provider's sign-in is one.
- * A mailed code will be one more kind here.
+ * (core/passkeys), so it is two factors on its own; a password, a provider's sign-in or a mailed code
+ * (POST /auth/email-code/verify: it proves the mailbox) is one.
  */
 export type SignInMethod =
   | { kind: 'password' }
   | { kind: 'passkey', passkeyId: string }
   | { kind: 'provider', provider: string }
+  | { kind: 'email_code' }
 
 /** The code of a sign-in's second step (POST /auth/mfa/verify): a TOTP code, or a recovery code standing in for one. */
 export type SecondFactorCode = 'totp' | 'recovery_code'
@@ -79,12 +80,27 @@ export interface SignInCompletionOptions {
   requireEmailVerification: boolean
 }
 
+/** A mailed code's mark in an mfa_token: a hyphen, which no provider's name has (OIDC_PROVIDERS: letters, digits, _). */
+const EMAIL_CODE_FIRST_STEP = 'email-code'
+
 /** The method's name in a session's methods (its amr) and in the `login` event's `method`. */
-const SESSION_METHOD: Record<SignInMethod['kind'], AuthenticationMethod> = { password: 'password', passkey: 'passkey', provider: 'provider' }
-const EVENT_METHOD: Record<Exclude<SignInMethod['kind'], 'passkey'>, string> = { password: 'password', provider: 'oidc' }
+const SESSION_METHOD: Record<SignInMethod['kind'], AuthenticationMethod> = { password: 'password', passkey: 'passkey', provider: 'provider', email_code: 'email_code' }
+const EVENT_METHOD: Record<Exclude<SignInMethod['kind'], 'passkey'>, string> = { password: 'password', provider: 'oidc', email_code: 'email_code' }
+
+/** What an mfa_token remembers of the first step it followed (MFA.challenge): a provider's name, or a mailed code's mark. */
+export function firstStepOf (method: SignInMethod): string | undefined {
+  if (method.kind === 'provider') return method.provider
+  return method.kind === 'email_code' ? EMAIL_CODE_FIRST_STEP : undefined
+}
+
+/** The first step an mfa_token followed, from what it remembers (firstStepOf): a password when nothing. */
+export function methodOfFirstStep (firstStep: string | undefined): SignInMethod {
+  if (firstStep === undefined) return { kind: 'password' }
+  return firstStep === EMAIL_CODE_FIRST_STEP ? { kind: 'email_code' } : { kind: 'provider', provider: firstStep }
+}
 
 /**
- * The one end of every sign-in (password, passkey, provider, the second step after either; the OAuth
+ * The one end of every sign-in (password, passkey, provider, mailed code, the second step after one; the OAuth
  * interaction carries a session this started): the account's refusals, the second factor, then the
  * session and its security event. What proved the user is the method's own business (its lockout
  * included); this decides what that proof is worth.
@@ -96,7 +112,7 @@ export function createSignInCompletion (
     refuseSignIn(user, requireEmailVerification && secondFactor === undefined)
     if (method.kind !== 'passkey' && secondFactor === undefined && (secondFactorRequired ?? await mfa.isRequired(user.id))) {
       // One factor on an account with TOTP: no session before the code. After a provider, its name rides in the token.
-      return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, method.kind === 'provider' ? method.provider : undefined) }
+      return { kind: 'second_factor', mfaToken: await mfa.challenge(user.id, firstStepOf(method)) }
     }
     // The owner is in with a passkey: a lockout that password guesses caused ends, as after a password reset. (A password or
     // a code settled the lockout where it was judged; a provider's sign-in leaves it as it is.)

@@ -57,12 +57,13 @@ export interface Mfa {
   isRequired (userId: number): Promise<boolean>
   /**
    * A new mfa_token for the second step of the user's login (only its hash is stored), valid MFA_TOKEN_TTL.
-   * After a provider sign-in (`provider` given) the provider's name rides in the token, as in the
-   * exchange's one-time code; the stored hash covers it, so the login is recorded with the first factor it really had.
+   * After a provider sign-in or a mailed code (`firstStep`: the provider's name, or the code's mark, see
+   * core/authentication/complete-sign-in.ts) it rides in the token, as in the exchange's one-time code; the
+   * stored hash covers it, so the login is recorded with the first factor it really had.
    */
-  challenge (userId: number, provider?: string): Promise<string>
-  /** The provider whose sign-in an mfa_token followed; undefined after a password (see challenge). */
-  providerOf (mfaToken: string): string | undefined
+  challenge (userId: number, firstStep?: string): Promise<string>
+  /** What an mfa_token's first step was (see challenge); undefined after a password. */
+  firstStepOf (mfaToken: string): string | undefined
   /** The challenge of an mfa_token while it may still be tried (unused, unexpired, not void); else undefined. */
   openChallenge (mfaToken: string): Promise<MfaChallengeRecord | undefined>
   /**
@@ -187,9 +188,9 @@ export function createMfa ({ store, clock, sessions, securityEvents, mailer }: M
       return isConfirmed(await store.findTotp(userId))
     },
 
-    async challenge (userId, provider) {
-      // Provider names have no '.' (OIDC_PROVIDERS), random parts are base64url: the first '.' ends the name.
-      const mfaToken = provider === undefined ? newRandomToken() : `${provider}.${newRandomToken()}`
+    async challenge (userId, firstStep) {
+      // Provider names (and the code's mark) have no '.' (OIDC_PROVIDERS), random parts are base64url: the first '.' ends the name.
+      const mfaToken = firstStep === undefined ? newRandomToken() : `${firstStep}.${newRandomToken()}`
       const now = currentDate(clock)
       await store.createMfaChallenge({ tokenHash: hashToken(mfaToken), userId, expiresAt: new Date(now.getTime() + ttlMs) }, now, MFA_MAX_FAILURES)
       return mfaToken
@@ -201,7 +202,7 @@ export function createMfa ({ store, clock, sessions, securityEvents, mailer }: M
       return challenge
     },
 
-    providerOf (mfaToken) {
+    firstStepOf (mfaToken) {
       const separator = mfaToken.indexOf('.')
       return separator > 0 ? mfaToken.slice(0, separator) : undefined
     },

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { SessionRecord, UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
 import { Email, NO_NUL, Password } from './common.js'
+import { EmailCode } from './email-code.js'
 import { MfaStatusView, presentMfaStatus, type MfaStatus } from './mfa.js'
 import { CookieVariantUser, HeaderVariantUser, presentUser } from './users.js'
 
@@ -72,6 +73,7 @@ export function presentSession (session: SessionRecord, currentSessionId: string
 export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }) }, { additionalProperties: false })
 
 export const ReauthenticateBody = Type.Object({
-  password: CurrentPassword,
+  password: Type.Optional({ ...CurrentPassword, description: 'The account\'s password; or send `email_code` instead' }),
+  email_code: Type.Optional({ ...EmailCode, description: 'A code POST /auth/email-code mailed to the account\'s address; or send `password` instead' }),
   code: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL, description: 'Required when the account has TOTP: six digits from the authenticator app, or a recovery code' }))
 }, { additionalProperties: false })

@@ -3,9 +3,9 @@
  * methods, and every re-authentication's since. A recovery code stands in for the TOTP code; a passkey is
  * always used with user verification (core/passkeys), so it is a second factor on its own.
  */
-export type AuthenticationMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'provider'
+export type AuthenticationMethod = 'password' | 'totp' | 'recovery_code' | 'passkey' | 'provider' | 'email_code'
 
-/** The methods that are a second factor: a password or a provider's sign-in alone is one factor. */
+/** The methods that are a second factor: a password, a provider's sign-in or a mailed code alone is one factor. */
 const SECOND_FACTORS: ReadonlySet<string> = new Set<AuthenticationMethod>(['totp', 'recovery_code', 'passkey'])
 
 /** The stored form (sessions.amr): the set, space-separated. */

@@ -107,7 +107,7 @@ export async function consumeProof (tx: Transaction, userId: number, proof: MfaP
 }
 
 /** AccountStore.proveAddress inside its transaction. */
-export async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, identity }: AddressProof, now: Date): Promise<AddressProofOutcome> {
+export async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, identity, clearsPassword = false }: AddressProof, now: Date): Promise<AddressProofOutcome> {
   // The user's row locked: proofs, unlinks and password changes of this user judge one after the other.
   const [user] = await tx.select({ email: users.email, emailVerified: users.emailVerified, passwordHash: users.passwordHash }).from(users)
     .where(eq(users.id, userId)).for('update')
@@ -138,12 +138,13 @@ export async function proveAddressIn (tx: Transaction, { userId, email, password
       ? undefined
       : or(ne(identities.provider, identity.provider), ne(identities.subject, identity.subject))))
       .returning({ provider: identities.provider })).map(row => row.provider)
-    // A provider sign-in clears the password; a reset replaced it above; the verification link keeps the registrant's.
-    const passwordCleared = identity !== undefined
-    if (passwordCleared) await tx.update(users).set({ passwordHash: null }).where(eq(users.id, userId))
+    // A provider sign-in and a mailed code clear the password; a reset replaced it above; the verification link keeps the registrant's.
+    const passwordCleared = identity !== undefined || (clearsPassword && user.passwordHash !== null)
+    if (identity !== undefined || clearsPassword) await tx.update(users).set({ passwordHash: null }).where(eq(users.id, userId))
     const removed = passkeysRemoved.length > 0 || totp || identitiesRemoved.length > 0
-    // The sessions that set it all up end (and with them their access tokens, through the log).
-    if (passwordHash === undefined && (passwordCleared || removed)) await endAccess()
+    // The sessions that set it all up end (and with them their access tokens, through the log); after a mailed
+    // code whatever it removed: the sessions are the registrant's, and the owner signs in anew.
+    if (passwordHash === undefined && (passwordCleared || removed || clearsPassword)) await endAccess()
     claimed = { passwordCleared, passkeys: passkeysRemoved, totp, identities: identitiesRemoved }
     await tx.update(users).set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, userId))
   } else if (identity !== undefined && user.passwordHash !== null) {

@@ -77,6 +77,25 @@ export const oneTimeTokens = pgTable('one_time_tokens', {
   index('one_time_tokens_user_purpose_idx').on(table.userId, table.purpose)
 ])
 
+/**
+ * The 6-digit sign-in codes mailed by POST /auth/email-code, as a keyed hash of the code and its address. One
+ * live code per address: a new one voids the older. `attempts` counts the guesses reserved against it; at the
+ * cap (five) it is burnt. Keyed by the address, not a user: a code mailed to an unknown address signs it up.
+ */
+export const emailCodes = pgTable('email_codes', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  email: text('email').notNull(),
+  codeHash: text('code_hash').notNull(),
+  createdAt: moment('created_at').notNull(),
+  expiresAt: moment('expires_at').notNull(),
+  /** When it was used, or voided by a newer code. */
+  usedAt: moment('used_at'),
+  attempts: integer('attempts').notNull().default(0)
+}, (table) => [
+  index('email_codes_email_created_idx').on(table.email, table.createdAt),
+  index('email_codes_expires_idx').on(table.expiresAt)
+])
+
 export const signingKeys = pgTable('signing_keys', {
   kid: text('kid').primaryKey(),
   algorithm: text('algorithm', { enum: ['EdDSA', 'ES256', 'RS256'] }).notNull(),

@@ -20,6 +20,7 @@ import { secondFactorsQueries } from './second-factors.js'
 import { identitiesQueries } from './identities.js'
 import { settingsQueries } from './settings.js'
 import { oauthQueries } from './oauth.js'
+import { emailCodesQueries } from './email-codes.js'
 
 /** Connections per instance: N instances need N × POOL_SIZE of the server's max_connections. */
 export const POOL_SIZE = 10
@@ -61,7 +62,7 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   }
   const db = drizzle({ client: pool })
   const c = new PostgresConnection(pool, db, prepareStatements(db))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries, emailCodesQueries])
 }
 
 // On a connection of its own, without the pool's timeouts: a later migration may build an index

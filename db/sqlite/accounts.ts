@@ -8,7 +8,7 @@ import type { SqliteConnection } from './connection.js'
 
 /** The accounts of the SQLite store (db/store/accounts.ts). */
 export function accountsQueries (c: SqliteConnection): AccountRulesStore {
-  function proveAddressIn (tx: Tx, { userId, email, passwordHash, identity }: AddressProof, now: Date): AddressProofOutcome {
+  function proveAddressIn (tx: Tx, { userId, email, passwordHash, identity, clearsPassword = false }: AddressProof, now: Date): AddressProofOutcome {
     const user = tx.select({ email: users.email, emailVerified: users.emailVerified, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
     // Before any write: an identity that cannot be linked leaves the account as it was.
     if (identity !== undefined && identityConflicts(tx, userId, identity)) return { outcome: 'identity_conflict' }
@@ -38,12 +38,13 @@ export function accountsQueries (c: SqliteConnection): AccountRulesStore {
         ? undefined
         : or(ne(identities.provider, identity.provider), ne(identities.subject, identity.subject))))
         .returning({ provider: identities.provider }).all().map(row => row.provider)
-      // A provider sign-in clears the password; a reset replaced it above; the verification link keeps the registrant's.
-      const passwordCleared = identity !== undefined
-      if (passwordCleared) tx.update(users).set({ passwordHash: null }).where(eq(users.id, userId)).run()
+      // A provider sign-in and a mailed code clear the password; a reset replaced it above; the verification link keeps the registrant's.
+      const passwordCleared = identity !== undefined || (clearsPassword && user.passwordHash !== null)
+      if (identity !== undefined || clearsPassword) tx.update(users).set({ passwordHash: null }).where(eq(users.id, userId)).run()
       const removed = passkeysRemoved.length > 0 || totp || identitiesRemoved.length > 0
-      // The sessions that set it all up end (and with them their access tokens, through the log).
-      if (passwordHash === undefined && (passwordCleared || removed)) endAccess()
+      // The sessions that set it all up end (and with them their access tokens, through the log); after a mailed
+      // code whatever it removed: the sessions are the registrant's, and the owner signs in anew.
+      if (passwordHash === undefined && (passwordCleared || removed || clearsPassword)) endAccess()
       claimed = { passwordCleared, passkeys: passkeysRemoved, totp, identities: identitiesRemoved }
       tx.update(users).set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, userId)).run()
     } else if (identity !== undefined && user.passwordHash !== null) {

@@ -73,6 +73,25 @@ export const oneTimeTokens = sqliteTable('one_time_tokens', {
   index('one_time_tokens_user_purpose_idx').on(table.userId, table.purpose)
 ])
 
+/**
+ * The 6-digit sign-in codes mailed by POST /auth/email-code, as a keyed hash of the code and its address. One
+ * live code per address: a new one voids the older. `attempts` counts the guesses reserved against it; at the
+ * cap (five) it is burnt. Keyed by the address, not a user: a code mailed to an unknown address signs it up.
+ */
+export const emailCodes = sqliteTable('email_codes', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  email: text('email').notNull(),
+  codeHash: text('code_hash').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+  /** When it was used, or voided by a newer code. */
+  usedAt: integer('used_at', { mode: 'timestamp_ms' }),
+  attempts: integer('attempts').notNull().default(0)
+}, (table) => [
+  index('email_codes_email_created_idx').on(table.email, table.createdAt),
+  index('email_codes_expires_idx').on(table.expiresAt)
+])
+
 export const signingKeys = sqliteTable('signing_keys', {
   kid: text('kid').primaryKey(),
   algorithm: text('algorithm', { enum: ['EdDSA', 'ES256', 'RS256'] }).notNull(),

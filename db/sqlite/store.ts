@@ -19,6 +19,7 @@ import { secondFactorsQueries } from './second-factors.js'
 import { identitiesQueries } from './identities.js'
 import { settingsQueries } from './settings.js'
 import { oauthQueries } from './oauth.js'
+import { emailCodesQueries } from './email-codes.js'
 
 /**
  * Opens (creating if needed) the SQLite file at `filename`, or `:memory:`,
@@ -41,5 +42,5 @@ export function openSqliteStore (filename: string): AccountStore {
   const violations = connection.pragma('foreign_key_check') as unknown[]
   if (violations.length > 0) throw new Error(`migrations left ${violations.length} rows with a broken foreign key`)
   const c = new SqliteConnection(connection, filename === ':memory:' ? undefined : () => connect(filename))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries, emailCodesQueries])
 }

@@ -15,11 +15,16 @@ export interface AddressProof {
   passwordHash?: string
   /** A provider sign-in: the identity to link, refused (writing nothing) when the user has another at that provider. */
   identity?: Omit<NewIdentity, 'userId'>
+  /**
+   * A mailed sign-in code: it proves the address and nothing else, so on a never-verified account the registrant's
+   * password goes with the rest of what it set up (and every session ends). A verified account keeps its password.
+   */
+  clearsPassword?: boolean
 }
 
 /** What a claim of a never-verified account removed (for the security events). */
 export interface ClaimedSetup {
-  /** The password was cleared (a provider sign-in; a reset replaces it instead). */
+  /** The password was cleared (a provider sign-in, a mailed code; a reset replaces it instead). */
   passwordCleared: boolean
   passkeys: Array<Pick<PasskeyRecord, 'id' | 'name'>>
   /** A TOTP secret (confirmed or not), with its recovery codes and pending mfa_tokens. */
@@ -46,7 +51,8 @@ export interface AccountRulesStore {
    * verified, whoever registered it may not own it, so the account is claimed: its passkeys, TOTP secret,
    * recovery codes, pending mfa challenges, passkey-registration challenges and identities are deleted, its
    * unused one-time tokens voided and its sessions revoked (the revocation log written); a provider sign-in
-   * also clears the password (a reset stores the new one; the verification link keeps it). The email is then
+   * and a mailed code (`clearsPassword`) also clear the password (a reset stores the new one; the verification
+   * link keeps it), and a mailed code always ends the sessions. The email is then
    * verified and the identity linked. An account already verified keeps all of it (a reset never turns a second
    * factor off), except that a provider sign-in linking to one with a password clears the password, deletes its
    * passkeys and ends every session (`claimed` says so): whoever signs in showed the address, not those. A reset

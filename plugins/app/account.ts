@@ -20,6 +20,7 @@ export default fp<AccountOptions>(async (fastify, options) => {
     authentication: fastify.authentication,
     loginThrottle: fastify.loginThrottle,
     mfa: fastify.mfa,
-    webhooks: fastify.webhooks
+    webhooks: fastify.webhooks,
+    emailCodes: fastify.emailCodes
   }, options))
-}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa', 'webhooks'] })
+}, { name: 'account', dependencies: ['store', 'passwords', 'mailer', 'sessions', 'security-events', 'authentication', 'login-throttle', 'mfa', 'webhooks', 'email-codes'] })

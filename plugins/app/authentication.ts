@@ -7,8 +7,8 @@ declare module 'fastify' {
   }
 }
 
-/** Every check of a password or second-factor code (core/authentication/authentication.ts) as `fastify.authentication`. */
+/** Every check of a password, mailed code or second-factor code (core/authentication/authentication.ts) as `fastify.authentication`. */
 export default fp<AuthenticationOptions>(async (fastify, options) => {
-  const { store, passwords, loginThrottle, sessions, securityEvents, mfa, log } = fastify
-  fastify.decorate('authentication', createAuthentication({ store, passwords, loginThrottle, sessions, securityEvents, mfa, log }, options))
-}, { name: 'authentication', dependencies: ['store', 'passwords', 'login-throttle', 'sessions', 'security-events', 'mfa'] })
+  const { store, passwords, loginThrottle, sessions, securityEvents, mfa, emailCodes, log } = fastify
+  fastify.decorate('authentication', createAuthentication({ store, passwords, loginThrottle, sessions, securityEvents, mfa, emailCodes, log }, options))
+}, { name: 'authentication', dependencies: ['store', 'passwords', 'login-throttle', 'sessions', 'security-events', 'mfa', 'email-codes'] })

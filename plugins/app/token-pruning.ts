@@ -20,11 +20,13 @@ export const PRUNE_BATCH_SIZE = 500
  * and a webhook event delivered or given up in its outbox (a given-up event keeps its body until then).
  */
 export const FINISHED_MAIL_RETENTION_MS = 7 * 24 * 3_600_000
+/** How long an expired sign-in code stays: the day's quota of codes an address may be mailed counts it (core/email-codes). */
+export const EXPIRED_EMAIL_CODE_RETENTION_MS = 24 * 3_600_000
 
 /**
  * Deletes expired and revoked refresh tokens, security events past their
- * retention (an admin's actions past AUDIT_RETENTION), mail and webhook events delivered or given up a week ago, and the OAuth provider's expired
- * models, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
+ * retention (an admin's actions past AUDIT_RETENTION), mail and webhook events delivered or given up a week ago, the OAuth provider's expired
+ * models and the mailed sign-in codes expired a day ago, in the background (core/periodic.ts, REFRESH_TOKEN_PRUNE_INTERVAL),
  * in small batches with a turn of the event loop between them. Rotated tokens
  * stay until they expire: presenting one again must still be recognised as reuse.
  */
@@ -59,6 +61,8 @@ export default fp<TokenPruningOptions>(async (fastify, { intervalSeconds, securi
     if (webhooks > 0) fastify.log.info({ deleted: webhooks }, 'pruned webhook events delivered or given up over a week ago')
     const oauthModels = await inBatches(() => store.pruneOAuthModels(currentDate(clock), PRUNE_BATCH_SIZE))
     if (oauthModels > 0) fastify.log.info({ deleted: oauthModels }, 'pruned expired OAuth provider models (codes, tokens, grants, sessions, interactions)')
+    const emailCodes = await store.deleteExpiredEmailCodes(new Date(clock.now() - EXPIRED_EMAIL_CODE_RETENTION_MS))
+    if (emailCodes > 0) fastify.log.info({ deleted: emailCodes }, 'pruned mailed sign-in codes expired over a day ago')
   }
 
   const pruning = runPeriodically(intervalSeconds * 1000, prune, {

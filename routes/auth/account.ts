@@ -59,12 +59,14 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post('/reauthenticate', {
     schema: {
       security,
-      summary: 'Confirm the password (and, with TOTP, a code): the session may make sensitive changes for REAUTH_MAX_AGE',
-      description: 'A wrong password is 401 INVALID_CREDENTIALS and counts toward the account lockout, as a failed login does. ' +
+      summary: 'Confirm the password or a mailed code (and, with TOTP, a code): the session may make sensitive changes for REAUTH_MAX_AGE',
+      description: 'Send `password`, or `email_code`: a code POST /auth/email-code mailed to the account\'s address (any account, ' +
+        'one without a password included; 401 INVALID_CODE when wrong, five wrong tries burn it); both or neither is 400. ' +
+        'A wrong password is 401 INVALID_CREDENTIALS and counts toward the account lockout, as a failed login does. ' +
         'An account with TOTP also sends `code` (a current TOTP code or a recovery code), as a login needs both: without it ' +
         '403 MFA_REQUIRED (no mfa_token: send the code here), a wrong or used one 401 INVALID_MFA_CODE (counted as well). ' +
-        'A passkey re-authenticates through POST /auth/passkeys/reauthenticate; an account without a password and passkey ' +
-        'signs in with its provider again (a sign-in makes the new session fresh).',
+        'A passkey re-authenticates through POST /auth/passkeys/reauthenticate; a sign-in (password, passkey, provider, mailed code) ' +
+        'makes the new session fresh too.',
       body: ReauthenticateBody,
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
     },
@@ -72,7 +74,8 @@ const accountRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     preHandler: limitEach(fastify, rateLimit, [perUser('reauthenticate', rateLimit)])
   }, async (request, reply) => {
     const user = await signedInUser(store, request)
-    await authentication.reauthenticate(user, request.body, clientOf(request), claimsOf(request).sessionId)
+    const { password, email_code: emailCode, code } = request.body
+    await authentication.reauthenticate(user, { password, emailCode, code }, clientOf(request), claimsOf(request).sessionId)
     return reply.code(204).send(null)
   })
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { AcceptedResponse, ChangePasswordBody, ForgotPasswordBody, ResetPasswordBody } from '../../core/schemas/account.js'
+import { SetPasswordBody } from '../../core/schemas/email-code.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import { hashToken } from '../../core/tokens/random-token.js'
 import { clientOf } from '../client.js'
@@ -11,7 +12,7 @@ import { NO_CREDENTIALS } from '../transport.js'
 /** The one answer of forgot-password, for a known, an unknown and a rate-limited-but-unknown address alike. */
 export const FORGOT_PASSWORD_ANSWER = { message: 'If that address belongs to an account, a link to reset its password is on its way' }
 
-/** Change the password (signed in), or reset a forgotten one through a mailed link. */
+/** Change the password (signed in), set the first one of an account without, or reset a forgotten one through a mailed link. */
 const passwordRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { transport, rateLimit, signedIn } = fastify.routeContext
   const { store, sessions, account } = fastify
@@ -31,6 +32,27 @@ const passwordRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const actor = { user: await signedInUser(store, request), sessionId: claims.sessionId, client }
     await account.changePassword(actor, request.body.current_password, request.body.new_password)
     // Cookie variant: the current session goes on with new cookies (a rotated refresh token when the client sent its own).
+    if (transport.refreshPolicy.rotate) transport.deliver(reply, await sessions.renew(claims, transport.readRefreshToken(request), client))
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/password', {
+    schema: {
+      summary: 'Set the first password of an account that has none (made by a mailed code, a provider or a passkey)',
+      description: 'Needs a fresh session (a sign-in or re-authentication within REAUTH_MAX_AGE: 403 REAUTHENTICATION_REQUIRED ' +
+        'otherwise). The password policy applies (400 PASSWORD_TOO_COMMON). As a password change, every other session ends and ' +
+        'mailed links are void. An account that has a password gets 409 PASSWORD_ALREADY_SET: POST /auth/change-password changes it.',
+      security: transport.security.access,
+      body: SetPasswordBody,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: limitEach(fastify, rateLimit, [perUser('set-password', rateLimit)])
+  }, async (request, reply) => {
+    const claims = claimsOf(request)
+    const client = clientOf(request)
+    await account.setFirstPassword({ user: await signedInUser(store, request), sessionId: claims.sessionId, client }, request.body.password)
+    // Cookie variant: the current session goes on with new cookies, as after a password change.
     if (transport.refreshPolicy.rotate) transport.deliver(reply, await sessions.renew(claims, transport.readRefreshToken(request), client))
     return reply.code(204).send(null)
   })

@@ -128,3 +128,34 @@ t.test('two provider sign-ins racing to claim one account: one links, the other 
   t.equal(linked.length, 1, 'one identity, the winner\'s')
   t.match(await setUp(store, user.id), { passwordHash: null, emailVerified: true, passkeys: 0, totp: false, session: 'revoked' }, 'the claim stands')
 })
+
+t.test('a mailed code claims a never-verified account, its password and every session included; a verified one keeps its password', async (t) => {
+  const store = await testStore(t)
+  const unverified = await squatted(store, 'code-a@example.test')
+  t.match(await store.proveAddress({ userId: unverified.id, email: unverified.email, clearsPassword: true }, new Date()),
+    { outcome: 'proved', sessionsEnded: 1, claimed: { passwordCleared: true, totp: true, identities: ['elsewhere'] } })
+  t.same(await setUp(store, unverified.id), {
+    passwordHash: null,
+    emailVerified: true,
+    passkeys: 0,
+    totp: false,
+    recoveryCodes: 0,
+    mfaChallenge: false,
+    identities: [],
+    resetLinkLive: false,
+    session: 'revoked'
+  })
+
+  // A registrant who set up only a password and a session: both go all the same.
+  const plain = await store.createUser({ firstName: 'P', lastName: 'P', username: null, email: 'code-b@example.test', passwordHash: 'hash' })
+  await store.createSession({ id: 'code-b-session', userId: plain.id, userAgent: null, ip: null }, new Date())
+  await store.createRefreshToken({ tokenHash: 'code-b-refresh', userId: plain.id, familyId: 'code-b-session', expiresAt: new Date(Date.now() + HOUR) })
+  t.same(await store.proveAddress({ userId: plain.id, email: plain.email, clearsPassword: true }, new Date()),
+    { outcome: 'proved', sessionsEnded: 1, claimed: { passwordCleared: true, passkeys: [], totp: false, identities: [] } })
+  t.equal(await store.sessionState('code-b-session', new Date()), 'revoked')
+
+  const verified = await squatted(store, 'code-c@example.test')
+  await markEmailVerified(store, verified.id)
+  t.same(await store.proveAddress({ userId: verified.id, email: verified.email, clearsPassword: true }, new Date()), { outcome: 'proved', sessionsEnded: 0, claimed: undefined })
+  t.match(await setUp(store, verified.id), { passwordHash: 'squatter-hash', passkeys: 1, totp: true, session: 'live' }, 'the owner proved it before: everything stays')
+})

@@ -4,6 +4,7 @@ import { createAccount, LIVE_RESET_LINKS, RESET_MAILS_PER_HOUR } from '../../../
 import type { Actor } from '../../../core/sessions/actor.js'
 import { InvalidCredentialsError } from '../../../core/errors.js'
 import { silentLogger, type Logger } from '../../../core/logger.js'
+import { createEmailCodes } from '../../../core/email-codes/email-codes.js'
 import { CLIENT, standIns } from './fakes.js'
 
 const OPTIONS = { publicUrl: 'https://accounts.example.com', passwordResetTtlSeconds: 3600, emailVerificationTtlSeconds: 86_400 }
@@ -24,8 +25,11 @@ async function accountFor (t: Test, log: Logger = silentLogger) {
     authentication: {
       async confirmPassword (user, password) {
         if (user.passwordHash !== `hashed:${password}`) throw new InvalidCredentialsError()
-      }
+      },
+      // The sign-in by mailed code is tested through its routes (test/routes/auth/email-code.test.ts).
+      async completeSignIn () { throw new Error('no sign-in in these tests') }
     },
+    emailCodes: createEmailCodes({ store, clock, mailer, log }, { publicUrl: OPTIONS.publicUrl }),
     loginThrottle: { async succeeded (email) { calls.push(`login throttle cleared for ${email}`) } },
     mfa: { async afterPasswordReset (userId) { calls.push(`mfa re-armed for ${userId}`) } },
     webhooks

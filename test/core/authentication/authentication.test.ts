@@ -2,6 +2,8 @@ import t, { type Test } from 'tap'
 import { createAuthentication, type AuthenticationDependencies } from '../../../core/authentication/authentication.js'
 import { loadConfig } from '../../../core/config.js'
 import type { Client, EventSubject, SecurityEventType } from '../../../core/events/security-events.js'
+import { createEmailCodes } from '../../../core/email-codes/email-codes.js'
+import type { MailJob, MailMessage } from '../../../core/mail/mailer.js'
 import { createLoginThrottle } from '../../../core/lockout/login-throttle.js'
 import { silentLogger, type Logger } from '../../../core/logger.js'
 import type { Mfa, MfaVerdict } from '../../../core/mfa/mfa.js'
@@ -35,10 +37,10 @@ function fakeMfa (usersWithTotp: Set<number>): AuthenticationDependencies['mfa']
   const verdict = (code: string): MfaVerdict => code === '123456'
     ? { outcome: 'passed', userId: 0, method: 'totp' }
     : { outcome: 'refused', userId: 0, failures: 1, method: 'totp' }
-  const mfa: Pick<Mfa, 'isRequired' | 'challenge' | 'openChallenge' | 'attempt' | 'confirmCode' | 'providerOf'> = {
+  const mfa: Pick<Mfa, 'isRequired' | 'challenge' | 'openChallenge' | 'attempt' | 'confirmCode' | 'firstStepOf'> = {
     isRequired: async (userId) => usersWithTotp.has(userId),
     challenge: async (userId) => `mfa-${userId}`,
-    providerOf: () => undefined,
+    firstStepOf: () => undefined,
     async openChallenge (mfaToken) {
       const userId = Number(mfaToken.slice('mfa-'.length))
       return { tokenHash: mfaToken, userId, createdAt: new Date(), expiresAt: new Date(), failures: 0, usedAt: null }
@@ -66,6 +68,14 @@ async function setUp (t: Test, { requireEmailVerification = false, log = silentL
   const started: number[] = []
   const marked: string[] = []
   const usersWithTotp = new Set<number>()
+  // The mailed codes' jobs, run when the test awaits them; their mails, as the outbox would get them.
+  const mails: MailMessage[] = []
+  const jobs: Array<Promise<unknown>> = []
+  const mailed = {
+    send (job: MailJob) { jobs.push(typeof job === 'function' ? job() : Promise.resolve(mails.push(job))) },
+    forOutbox (message: MailMessage) { mails.push(message); return message }
+  }
+  const emailCodes = createEmailCodes({ store, clock, mailer: mailed, log: silentLogger }, { publicUrl: 'https://accounts.example.com' })
   const authentication = createAuthentication({
     store,
     passwords,
@@ -79,10 +89,15 @@ async function setUp (t: Test, { requireEmailVerification = false, log = silentL
     },
     securityEvents: { async record (type, _client, subject) { events.push({ type, subject }) } },
     mfa: fakeMfa(usersWithTotp),
+    emailCodes,
     log
   }, { requireEmailVerification })
   const user = await store.createUser({ firstName: 'A', lastName: 'B', username: null, email: 'owner@example.com', passwordHash: `old:${PASSWORD}` })
-  return { store, clock, authentication, events, started, marked, usersWithTotp, calls, user }
+  const mailedCode = async () => {
+    await Promise.all(jobs.splice(0))
+    return /\b(\d{6})\b/.exec(mails.at(-1)?.text ?? '')?.[1] ?? ''
+  }
+  return { store, clock, authentication, events, started, marked, usersWithTotp, calls, user, mailedCode, emailCodes }
 }
 
 const eventTypes = (events: Array<{ type: SecurityEventType }>) => events.map(event => event.type)
@@ -177,4 +192,26 @@ t.test('re-authentication needs the password, and on an account with TOTP a code
   await t.rejects(authentication.confirmPassword(user, 'guess 1', client, 'session-b'), { code: 'INVALID_CREDENTIALS' })
   await t.rejects(authentication.confirmPassword(user, 'guess 2', client, 'session-b'), { code: 'INVALID_CREDENTIALS' })
   await t.rejects(authentication.confirmPassword(user, PASSWORD, client, 'session-b'), { code: 'RATE_LIMITED' }, 'a stolen session cannot guess on')
+})
+
+t.test('re-authentication with a mailed code: the mailbox is the proof; with TOTP its code too, the mailed one kept meanwhile', async (t) => {
+  const { authentication, emailCodes, events, marked, usersWithTotp, user, mailedCode } = await setUp(t)
+  await t.rejects(authentication.reauthenticate(user, {}, client, 'session-a'), { code: 'VALIDATION_FAILED' }, 'neither proof')
+  emailCodes.send(user.email, { signUp: false })
+  const code = await mailedCode()
+  await t.rejects(authentication.reauthenticate(user, { password: PASSWORD, emailCode: code }, client, 'session-a'), { code: 'VALIDATION_FAILED' }, 'both')
+  await t.rejects(authentication.reauthenticate(user, { emailCode: code === '000000' ? '000001' : '000000' }, client, 'session-a'), { code: 'INVALID_CODE' })
+  t.same(events.at(-1), { type: 'login_failed', subject: { userId: user.id, sessionId: 'session-a', detail: { method: 'email_code' } } })
+  await authentication.reauthenticate(user, { emailCode: code }, client, 'session-a')
+  t.same(marked, ['session-a'])
+  t.same(events.at(-1), { type: 'reauthenticated', subject: { userId: user.id, sessionId: 'session-a', detail: { method: 'email_code' } } })
+  await t.rejects(authentication.reauthenticate(user, { emailCode: code }, client, 'session-a'), { code: 'INVALID_CODE' }, 'used once')
+
+  usersWithTotp.add(user.id)
+  emailCodes.send(user.email, { signUp: false })
+  const second = await mailedCode()
+  await t.rejects(authentication.reauthenticate(user, { emailCode: second }, client, 'session-b'), { code: 'MFA_REQUIRED' })
+  await t.rejects(authentication.reauthenticate(user, { emailCode: second, code: '000000' }, client, 'session-b'), { code: 'INVALID_MFA_CODE' })
+  await authentication.reauthenticate(user, { emailCode: second, code: '123456' }, client, 'session-b')
+  t.same(events.at(-1), { type: 'reauthenticated', subject: { userId: user.id, sessionId: 'session-b', detail: { method: 'email_code+totp' } } })
 })

@@ -185,9 +185,9 @@ t.test('the provider of a sign-in rides in its mfa_token', async (t) => {
   const f = await fixture(t)
   const mfa = createMfa(f.deps, options)
   const afterProvider = await mfa.challenge(f.actor.user.id, 'google')
-  t.equal(mfa.providerOf(afterProvider), 'google')
+  t.equal(mfa.firstStepOf(afterProvider), 'google')
   t.ok(await mfa.openChallenge(afterProvider), 'the name is part of the token the store knows')
-  t.equal(mfa.providerOf(await mfa.challenge(f.actor.user.id)), undefined, 'after a password: none')
+  t.equal(mfa.firstStepOf(await mfa.challenge(f.actor.user.id)), undefined, 'after a password: none')
 })
 
 t.test('the wrong code that reaches MFA_MAX_WRONG_CODES locks the second factor and mails the owner once; a reset gives back a few guesses', async (t) => {
