@@ -21,7 +21,8 @@ export const POSTGRES_TESTS = [
   // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two (its pages in
   // Chromium run in the main pass: what they add to the flows is the browser's, not the store's).
   'test/routes/oauth/*.test.ts',
-  // Relying parties nobody here wrote (oauth4webapi, express-openid-connect, Authlib, go-oidc) through the same flows.
+  // Relying parties nobody here wrote (oauth4webapi, express-openid-connect, Authlib, go-oidc, passport-openidconnect,
+  // simple-oauth2) through the same flows.
   'test/interop/*.test.ts',
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
   'test/routes/admin/*.test.ts',

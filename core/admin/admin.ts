@@ -1,4 +1,5 @@
 import type { AccountStore, IdentityRecord, PasskeyRecord, SecurityEventRecord, SecurityEventSearch, SessionRecord, UserRecord, UserRole } from '../../db/store.js'
+import type { ImportSummary, UserImport } from '../accounts/import.js'
 import { createMailedTokens, type MailedTokensOptions } from '../accounts/mailed-tokens.js'
 import { currentDate, type Clock } from '../clock.js'
 import { AdminOnlyError, LastAdminError, MfaEnrollmentRequiredError, TargetIsAdminError, UserNotFoundError } from '../errors.js'
@@ -7,7 +8,7 @@ import type { Mailer } from '../mail/mailer.js'
 import { invitationMail, signInMethodNotice } from '../mails.js'
 import type { Mfa } from '../mfa/mfa.js'
 import { isGrantSession } from '../oauth/grant-sessions.js'
-import { isLastAdmin, roleChangedEvent, type AdminActor } from './roles.js'
+import { changeRole, isLastAdmin, roleChangedEvent, type AdminActor } from './roles.js'
 import type { Sessions } from '../sessions/sessions.js'
 import type { Webhooks } from '../webhooks/webhooks.js'
 
@@ -59,9 +60,27 @@ export interface Admin {
   resetMfa (actor: AdminActor, userId: number): Promise<{ totpWasOn: boolean, removed: boolean }>
   /** Deletes the user; its audit row (admin_user_deleted) outlives it with user_id null and the id in detail. */
   deleteUser (actor: AdminActor, userId: number): Promise<void>
+  /**
+   * Sets the role, with its role_changed row and its user.updated in the change's transaction (core/admin/roles.ts);
+   * 404 USER_NOT_FOUND, 409 LAST_ADMIN for the last admin demoting itself.
+   */
+  changeRole (actor: AdminActor, userId: number, role: UserRole): Promise<{ user: UserRecord, changed: boolean }>
+  /**
+   * Users with their password hashes (core/accounts/import.ts), then the import's audit row (users_imported, no
+   * user of its own): what an operator needs to follow it up, and no more than a few of its skipped lines.
+   */
+  importUsers (actor: AdminActor, users: ImportSource): Promise<ImportSummary>
   /** The audit trail across users, newest first. */
   events (search: SecurityEventSearch): Promise<SecurityEventRecord[]>
 }
+
+/** What an import reads: NDJSON as it comes (up to `maxBytes`), or a parsed JSON array. */
+export type ImportSource =
+  | { format: 'ndjson', chunks: AsyncIterable<Uint8Array | string>, maxBytes?: number }
+  | { format: 'json', users: unknown }
+
+/** The first skipped lines (line and reason) the `users_imported` event keeps; the summary lists more. */
+export const AUDITED_SKIPPED_LINES = 10
 
 export interface AdminOptions extends MailedTokensOptions {
   /** ADMIN_REQUIRE_MFA. */
@@ -71,7 +90,7 @@ export interface AdminOptions extends MailedTokensOptions {
 export interface AdminDependencies {
   store: Pick<AccountStore, 'searchUsers' | 'findUserById' | 'createUser' | 'disableUser' | 'enableUser' | 'revokeUserSessions' |
     'findTotp' | 'deleteTotp' | 'listPasskeys' | 'listIdentities' | 'listLiveSessions' | 'deleteUser' | 'searchSecurityEvents' |
-    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'countActiveAdmins'>
+    'issueOneTimeToken' | 'findOneTimeToken' | 'useOneTimeToken' | 'countActiveAdmins' | 'setUserRole'>
   clock: Clock
   sessions: Pick<Sessions, 'requireFresh' | 'requireSecondFactor'>
   securityEvents: Pick<SecurityEvents, 'record' | 'prepare' | 'published'>
@@ -79,13 +98,14 @@ export interface AdminDependencies {
   mailer: Pick<Mailer, 'forOutbox' | 'wake' | 'enqueue'>
   /** user.deleted: a deleted user's own events are gone with it, so this one is sent here. */
   webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
+  userImport: Pick<UserImport, 'importNdjson' | 'importArray'>
 }
 
 /**
  * The operators' rules (issue 22): who may use /admin, and what an admin does to accounts. Every change
  * is a security event of the target user with the admin as actor_id.
  */
-export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mailer, webhooks }: AdminDependencies, options: AdminOptions): Admin {
+export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mailer, webhooks, userImport }: AdminDependencies, options: AdminOptions): Admin {
   const tokens = createMailedTokens({ store, clock, mailer }, options)
 
   async function existing (userId: number): Promise<UserRecord> {
@@ -205,6 +225,22 @@ export function createAdmin ({ store, clock, sessions, securityEvents, mfa, mail
       webhooks.wake()
       // The user's own events went with it (ON DELETE CASCADE); this one is the admin's and stays.
       await record(actor, 'admin_user_deleted', null, { user_id: userId, email: user.email })
+    },
+
+    changeRole: async (actor, userId, role) => await changeRole({ store, webhooks }, userId, role, actor, currentDate(clock)),
+
+    async importUsers (actor, users) {
+      const summary = users.format === 'ndjson'
+        ? await userImport.importNdjson(users.chunks, { maxBytes: users.maxBytes })
+        : await userImport.importArray(users.users)
+      await record(actor, 'users_imported', null, {
+        format: users.format,
+        imported: summary.imported,
+        skipped: summary.skipped_count,
+        skipped_lines: summary.skipped.slice(0, AUDITED_SKIPPED_LINES),
+        skipped_truncated: summary.skipped_count > AUDITED_SKIPPED_LINES
+      })
+      return summary
     },
 
     events: (search) => store.searchSecurityEvents(search)

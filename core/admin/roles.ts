@@ -1,6 +1,7 @@
 import type { AccountStore, NewSecurityEvent, UserRecord, UserRole } from '../../db/store.js'
 import { LastAdminError, UserNotFoundError } from '../errors.js'
 import type { Client } from '../events/types.js'
+import type { Webhooks } from '../webhooks/webhooks.js'
 
 /** The admin acting (its user id; null from the CLI on the host) and the request it acts through. */
 export interface AdminActor {
@@ -22,19 +23,28 @@ export function roleChangedEvent (userId: number, from: UserRole, to: UserRole, 
   return { type: 'role_changed', userId, actorId: actor.adminId, sessionId: null, ip, userAgent, requestId, detail: { user_id: userId, from, to }, createdAt: now }
 }
 
+export interface RoleChangeDependencies {
+  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'countActiveAdmins'>
+  /** user.updated: the user as changed, written in the change's transaction. */
+  webhooks: Pick<Webhooks, 'userEvent' | 'wake'>
+}
+
 /**
- * Sets a user's role and records `role_changed` in the same transaction (both or neither). The one rule of a
- * role change, for the CLI (`users set-role`) as for any later route. 404 USER_NOT_FOUND.
+ * Sets a user's role, and records `role_changed` and sends `user.updated` in the same transaction (all or none),
+ * as the admin API's other acts do. The one rule of a role change (Admin.changeRole: the CLI's `users set-role`,
+ * any later route). 404 USER_NOT_FOUND.
  */
 export async function changeRole (
-  store: Pick<AccountStore, 'findUserById' | 'setUserRole' | 'countActiveAdmins'>, userId: number, role: UserRole, actor: AdminActor, now: Date
+  { store, webhooks }: RoleChangeDependencies, userId: number, role: UserRole, actor: AdminActor, now: Date
 ): Promise<{ user: UserRecord, changed: boolean }> {
   const user = await store.findUserById(userId)
   if (user === undefined) throw new UserNotFoundError()
   // An admin demoting itself must leave another behind: else no one is left to use /admin (409 LAST_ADMIN).
   if (actor.adminId === userId && user.role === 'admin' && role !== 'admin' && await isLastAdmin(store, user)) throw new LastAdminError()
   const changed = user.role !== role
-  const audit = changed ? { event: roleChangedEvent(userId, user.role, role, actor, now) } : undefined
-  if (!await store.setUserRole(userId, role, now, audit)) throw new UserNotFoundError()
+  if (!changed) return { user, changed }
+  const audit = { event: roleChangedEvent(userId, user.role, role, actor, now) }
+  if (!await store.setUserRole(userId, role, now, audit, webhooks.userEvent('user.updated'))) throw new UserNotFoundError()
+  webhooks.wake()
   return { user: { ...user, role }, changed }
 }

@@ -1,5 +1,5 @@
 import type { AccountStore, ClaimedMail, MailMessage } from '../../db/store.js'
-import type { OutboxQueue, OutboxSender } from '../outbox/outbox-worker.js'
+import { storeQueue, type OutboxQueue, type OutboxSender } from '../outbox/outbox-worker.js'
 
 /*
  * The mail outbox's side of the one outbox worker (core/outbox/outbox-worker.ts): its rows in the store,
@@ -26,16 +26,14 @@ export function retryDelayMs (attempts: number, baseMs: number): number {
   return Math.min(baseMs * 2 ** Math.max(0, attempts - 1), MAX_RETRY_DELAY_MS)
 }
 
-export type MailQueueStore = Pick<AccountStore, 'claimMails' | 'markMailSent' | 'retryMail' | 'markMailFailed'>
+/** The mail outbox's members in the store. */
+const MAIL_QUEUE = { claim: 'claimMails', markDone: 'markMailSent', retry: 'retryMail', markFailed: 'markMailFailed' } as const
+
+export type MailQueueStore = Pick<AccountStore, (typeof MAIL_QUEUE)[keyof typeof MAIL_QUEUE]>
 
 /** The mail outbox as the worker reads and marks it. */
 export function mailQueue (store: MailQueueStore): OutboxQueue<ClaimedMail> {
-  return {
-    claim: (now, claimedUntil, limit) => store.claimMails(now, claimedUntil, limit),
-    markDone: (id, now) => store.markMailSent(id, now),
-    retry: (id, retryAt, error) => store.retryMail(id, retryAt, error),
-    markFailed: (id, now, error) => store.markMailFailed(id, now, error)
-  }
+  return storeQueue(store, MAIL_QUEUE)
 }
 
 export interface MailSenderOptions {
@@ -54,16 +52,10 @@ export interface MailSenderOptions {
 export function mailSender ({ deliver, retryDelayMs: baseMs, stopWaitMs = STOP_WAIT_MS }: MailSenderOptions): OutboxSender<ClaimedMail> {
   return {
     send: (mail) => deliver({ to: mail.to, subject: mail.subject, text: mail.text }),
-    reasonOf: (error) => String((error as Error).message ?? error),
     retryDelayMs: (attempts) => retryDelayMs(attempts, baseMs),
     claimLeaseMs: CLAIM_LEASE_MS,
     stopWaitMs,
     logFields: (mail, { cause }) => ({ err: cause, mailId: mail.id, attempts: mail.attempts }),
-    says: {
-      unread: 'mail outbox not read; trying again shortly',
-      hanging: 'shutdown left a mail delivery hanging; its mail will be tried again after the next start',
-      givenUp: 'mail given up after MAIL_MAX_ATTEMPTS attempts',
-      retried: 'mail not sent; it will be retried'
-    }
+    words: { outbox: 'mail', row: 'mail', done: 'sent', again: 'tried again', maxAttemptsSetting: 'MAIL_MAX_ATTEMPTS' }
   }
 }

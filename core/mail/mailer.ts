@@ -2,7 +2,7 @@ import type { AccountStore, MailMessage } from '../../db/store.js'
 import { currentDate, type Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Logger } from '../logger.js'
-import { OutboxWorker } from '../outbox/outbox-worker.js'
+import { OutboxWorker, type OutboxLife, type OutboxState } from '../outbox/outbox-worker.js'
 import { mailQueue, mailSender } from './mail-outbox.js'
 import { createSealer, isSealed, UnsealError } from '../secrets/sealing.js'
 
@@ -14,7 +14,7 @@ export type { MailMessage } from '../../db/store.js'
  */
 export type MailJob = MailMessage | (() => Promise<MailMessage | undefined | void>)
 
-export interface Mailer {
+export interface Mailer extends OutboxState {
   /**
    * Runs the job after the answer (a request never waits for mail), writes the message it yields to
    * the outbox, and wakes the worker. A job's failure is logged and counted, never thrown. With `delayMs` it starts
@@ -29,23 +29,16 @@ export interface Mailer {
    * (store.issueOneTimeToken); send and enqueue apply it on their own.
    */
   forOutbox (message: MailMessage): MailMessage
-  /** Sends the mail due now (the worker also runs on a timer, for retries and other processes' mail). */
-  wake (): void
   /** Whether SMTP_URL is set; without it messages are logged (outside production) or dropped. */
   readonly enabled: boolean
-  /** Mails this process handed to the mail server, and mails it gave up (or whose job failed), for metrics. */
+  /** Mails this process handed to the mail server, for metrics (`failed` counts the mails it gave up and the jobs that failed). */
   readonly sent: number
-  readonly failed: number
-  /** Mails waiting in the outbox, every process's (metrics). */
-  queued (): Promise<number>
   /** Resolves when every job has finished and every mail due has been tried once (shutdown, tests). */
   idle (): Promise<void>
 }
 
 /** The mailer with its worker's life: `start` once the service is up, `close` before the store closes. */
-export interface MailerService extends Mailer {
-  /** Sends the mail left by a previous run (a crash, an outage), and polls the outbox from now on. */
-  start (): void
+export interface MailerService extends Mailer, OutboxLife {
   /** Queued jobs reach the outbox, deliveries under way finish (within STOP_WAIT_MS), the SMTP transport closes. */
   close (): Promise<void>
 }

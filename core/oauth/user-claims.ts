@@ -1,4 +1,4 @@
-import type { Configuration } from 'oidc-provider'
+import { Type, type Static, type TObject, type TOptional, type TSchema } from '@sinclair/typebox'
 import type { UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
 import type { KeptUser } from '../users/user-cache.js'
@@ -8,13 +8,43 @@ import type { KeptUser } from '../users/user-cache.js'
  * (findAccount, core/oauth/provider.ts) and at userinfo (core/oauth/structured-tokens.ts, from the user cache).
  */
 
+/**
+ * Every claim the provider says of a user, and its JSON type: the scopes (claimsOf) can name only these, and
+ * userinfo's answer schema (userinfoAnswerSchema) is made of them.
+ */
+const CLAIM_TYPES = {
+  sub: Type.String(),
+  email: Type.String(),
+  email_verified: Type.Boolean(),
+  given_name: Type.String(),
+  family_name: Type.String(),
+  preferred_username: Type.String()
+}
+
+export type ClaimName = keyof typeof CLAIM_TYPES
+
 /** The claims of each scope; preferred_username only where usernames exist (the cookie variant). */
-export function claimsOf (variant: Variant): NonNullable<Configuration['claims']> {
+export function claimsOf (variant: Variant): Record<'openid' | 'email' | 'profile', ClaimName[]> {
   return {
     openid: ['sub'],
     email: ['email', 'email_verified'],
     profile: variant === 'cookie' ? ['given_name', 'family_name', 'preferred_username'] : ['given_name', 'family_name']
   }
+}
+
+/** A user's claims: `sub` always, the others where the user has them. */
+type Claims = { sub: string } & { [Name in Exclude<ClaimName, 'sub'>]?: Static<(typeof CLAIM_TYPES)[Name]> }
+
+/**
+ * What userinfo answers for a variant: `sub`, and the claims its scopes name (claimsOf), each optional (a token
+ * carries only its scopes'). A claim added to a scope later is answered, not dropped.
+ */
+export function userinfoAnswerSchema (variant: Variant): TObject<Record<string, TSchema>> {
+  const properties: Record<string, TSchema | TOptional<TSchema>> = {}
+  for (const name of Object.values(claimsOf(variant)).flat()) {
+    properties[name] = name === 'sub' ? CLAIM_TYPES[name] : Type.Optional(CLAIM_TYPES[name])
+  }
+  return Type.Object(properties, { additionalProperties: true })
 }
 
 /** The user id a `sub` names; undefined for anything that is not one. */
@@ -25,14 +55,14 @@ export function userIdOf (sub: string): number | undefined {
 
 export interface UserClaims {
   /** Every claim of the user: `sub` and each scope's. */
-  ofUser (user: Pick<UserRecord, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username'>): Record<string, unknown> & { sub: string }
+  ofUser (user: Pick<UserRecord, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username'>): Claims
   /** A kept user's claims for these scopes: `sub` and each scope's (claimsOf). */
   forScopes (kept: KeptUser, scopes: Set<string>): Record<string, unknown>
 }
 
 export function userClaims (variant: Variant): UserClaims {
-  const scopeClaims = claimsOf(variant) as Record<string, string[]>
-  function ofUser (user: Parameters<UserClaims['ofUser']>[0]): Record<string, unknown> & { sub: string } {
+  const scopeClaims: Record<string, ClaimName[]> = claimsOf(variant)
+  function ofUser (user: Parameters<UserClaims['ofUser']>[0]): Claims {
     return {
       sub: String(user.id),
       email: user.email,

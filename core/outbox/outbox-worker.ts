@@ -30,6 +30,28 @@ export interface OutboxQueue<Row extends ClaimedRow> {
   markFailed (id: number, now: Date, error: string): Promise<void>
 }
 
+/** The names of an outbox's four members in the store (e.g. claimMails, markMailSent, retryMail, markMailFailed). */
+export interface OutboxMemberNames {
+  claim: string
+  markDone: string
+  retry: string
+  markFailed: string
+}
+
+/** A store that has the members `names` names, each of the queue's shape. */
+export type OutboxStore<Row extends ClaimedRow, Names extends OutboxMemberNames> =
+  { [Member in keyof OutboxMemberNames as Names[Member]]: OutboxQueue<Row>[Member] }
+
+/** One outbox of the store as the worker reads and marks it: its four members, by name. */
+export function storeQueue<Row extends ClaimedRow, const Names extends OutboxMemberNames> (
+  store: OutboxStore<Row, Names>, names: Names
+): OutboxQueue<Row> {
+  // OutboxStore types each named member as the queue's; TypeScript cannot follow a renamed key back to it.
+  const members = store as unknown as Record<string, (...args: unknown[]) => Promise<never>>
+  const member = (name: keyof OutboxMemberNames) => async (...args: unknown[]) => await members[names[name]].apply(store, args)
+  return { claim: member('claim'), markDone: member('markDone'), retry: member('retry'), markFailed: member('markFailed') }
+}
+
 /** Why an attempt failed: kept with the row (last_error, cut to 500 characters) and logged with `cause`. */
 export interface SendFailure {
   reason: string
@@ -40,11 +62,9 @@ export interface SendFailure {
 export interface OutboxSender<Row extends ClaimedRow> {
   /**
    * One attempt. Resolves true when the receiver took the row, false when there was nowhere to send it (done,
-   * not counted as sent), or to a SendFailure when the receiver refused it; a throw is a failure too (reasonOf).
+   * not counted as sent), or to a SendFailure when the receiver refused it; a throw is a failure too (failureReason).
    */
   send (row: Row): Promise<boolean | SendFailure>
-  /** A thrown error as last_error keeps it. */
-  reasonOf (error: unknown): string
   /** The wait after the row's `attempts`-th failed attempt. */
   retryDelayMs (attempts: number): number
   /** How long a claimed row is this worker's: longer than one attempt may take; a crash leaves it claimed this long. */
@@ -53,8 +73,58 @@ export interface OutboxSender<Row extends ClaimedRow> {
   stopWaitMs: number
   /** The fields of a failed attempt's log line. */
   logFields (row: Row, failure: SendFailure): Record<string, unknown>
-  /** The log lines: the outbox not read, a send left hanging at shutdown, a row given up, a row to retry. */
-  says: { unread: string, hanging: string, givenUp: string, retried: string }
+  /** The words of its log lines (outboxSays). */
+  words: OutboxWords
+}
+
+/** What differs in the log lines of two outboxes: what they send, and how they say it. */
+export interface OutboxWords {
+  /** The outbox's name: "mail", "webhook". */
+  outbox: string
+  /** What a row is: "mail", "event". */
+  row: string
+  /** What became of a row that went: "sent", "delivered". */
+  done: string
+  /** What becomes of a row tried again: "tried again", "delivered again". */
+  again: string
+  /** The setting that caps the attempts. */
+  maxAttemptsSetting: string
+}
+
+/** The log lines: the outbox not read, a send left hanging at shutdown, a row given up, a row to retry. */
+export function outboxSays ({ outbox, row, done, again, maxAttemptsSetting }: OutboxWords): Record<'unread' | 'hanging' | 'givenUp' | 'retried', string> {
+  return {
+    unread: `${outbox} outbox not read; trying again shortly`,
+    hanging: `shutdown left a ${outbox} delivery hanging; its ${row} will be ${again} after the next start`,
+    givenUp: `${outbox} given up after ${maxAttemptsSetting} attempts`,
+    retried: `${outbox} not ${done}; it will be retried`
+  }
+}
+
+/** A thrown error as last_error keeps it: its message, and its cause's (fetch's "fetch failed" says why only there). */
+export function failureReason (error: unknown): string {
+  const cause = (error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : ''
+  return `${String((error as Error).message ?? error)}${cause}`
+}
+
+/** What the mailer and the webhooks say of their outbox, for metrics, shutdown and tests. */
+export interface OutboxState {
+  /** Sends the rows due now (the worker also runs on a timer, for retries and other processes' rows). */
+  wake (): void
+  /** Rows this process gave up, for metrics. */
+  readonly failed: number
+  /** Rows waiting in the outbox, every process's. */
+  queued (): Promise<number>
+  /** Resolves when every row due has been tried once (shutdown, tests). */
+  idle (): Promise<void>
+}
+
+/** The worker's life: `start` once the service is up, `close` before the store closes. */
+export interface OutboxLife {
+  /** Sends the rows left by a previous run (a crash, an outage), and polls the outbox from now on. */
+  start (): void
+  /** Deliveries under way finish (within the sender's stopWaitMs); unsent rows stay. */
+  close (): Promise<void>
 }
 
 export interface OutboxWorkerOptions<Row extends ClaimedRow> {
@@ -82,15 +152,17 @@ export class OutboxWorker<Row extends ClaimedRow> {
   private readonly retryTimers = new Set<NodeJS.Timeout>()
 
   private readonly options: OutboxWorkerOptions<Row>
+  private readonly says: ReturnType<typeof outboxSays>
 
   constructor (options: OutboxWorkerOptions<Row>) {
     this.options = options
+    this.says = outboxSays(options.sender.words)
   }
 
   /** Sends what is due now (rows left by a previous run too), and looks again every OUTBOX_POLL_MS. */
   start (): void {
     this.poll = runPeriodically(OUTBOX_POLL_MS, async () => { this.wake() }, {
-      onError: (error) => { this.options.log.warn({ err: error }, this.options.sender.says.unread) }
+      onError: (error) => { this.options.log.warn({ err: error }, this.says.unread) }
     })
     this.wake()
   }
@@ -106,7 +178,7 @@ export class OutboxWorker<Row extends ClaimedRow> {
     // On a turn of its own: a SQLite claim is synchronous, and wake() is called on a request's path.
     this.running = new Promise(resolve => setImmediate(resolve))
       .then(() => this.round())
-      .catch((error: unknown) => { this.options.log.warn({ err: error }, this.options.sender.says.unread) })
+      .catch((error: unknown) => { this.options.log.warn({ err: error }, this.says.unread) })
       .finally(() => {
         this.running = undefined
         if (this.again) this.wake()
@@ -128,7 +200,7 @@ export class OutboxWorker<Row extends ClaimedRow> {
     const waited = new Promise<'waited'>(resolve => { timer = setTimeout(() => resolve('waited'), this.options.sender.stopWaitMs) })
     const outcome = await Promise.race([this.idle().then(() => 'finished' as const), waited])
     clearTimeout(timer)
-    if (outcome === 'waited') this.options.log.warn(this.options.sender.says.hanging)
+    if (outcome === 'waited') this.options.log.warn(this.says.hanging)
   }
 
   private async round (): Promise<void> {
@@ -151,7 +223,7 @@ export class OutboxWorker<Row extends ClaimedRow> {
     try {
       outcome = await sender.send(row)
     } catch (error) {
-      outcome = { reason: sender.reasonOf(error), cause: error }
+      outcome = { reason: failureReason(error), cause: error }
     }
     const now = currentDate(clock)
     if (typeof outcome === 'boolean') {
@@ -164,12 +236,12 @@ export class OutboxWorker<Row extends ClaimedRow> {
     if (row.attempts >= maxAttempts) {
       await queue.markFailed(row.id, now, failure.reason)
       this.failed += 1
-      log.error(sender.logFields(row, failure), sender.says.givenUp)
+      log.error(sender.logFields(row, failure), this.says.givenUp)
       return
     }
     const retryAt = new Date(now.getTime() + sender.retryDelayMs(row.attempts))
     await queue.retry(row.id, retryAt, failure.reason)
-    log.warn({ ...sender.logFields(row, failure), retryAt }, sender.says.retried)
+    log.warn({ ...sender.logFields(row, failure), retryAt }, this.says.retried)
     this.wakeAt(retryAt)
   }
 

@@ -1,9 +1,9 @@
 import { createVerifier } from 'fast-jwt'
-import { LRUCache } from 'lru-cache'
 import { nowSeconds } from '../clock.js'
-import { InvalidTokenError, TokenExpiredError } from '../errors.js'
+import { InvalidTokenError } from '../errors.js'
 import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions, type ProviderKeys } from './key-ring.js'
 import type { PublicKeyDescription } from './keys.js'
+import { createTokenVerifier } from './token-verifier.js'
 
 /** What a verified access token says: whose it is and which session issued it. */
 export interface AccessTokenClaims {
@@ -83,16 +83,6 @@ export type AccessTokensDependencies = KeyRingDependencies
  */
 export const VERIFIED_TOKENS_MAX = 10_000
 
-interface VerifiedToken {
-  /** The whole token: the cache is keyed by its signature alone, and a hit must be this very token. */
-  token: string
-  claims: AccessTokenClaims
-  /** The clock's milliseconds up to which the token is still good: its exp, or its key's retirement if sooner. */
-  goodUntil: number
-  /** The key ring's generation it was verified in. */
-  generation: number
-}
-
 /**
  * Access tokens: asymmetric JWTs (EdDSA by default) signed and verified with
  * fast-jwt, with a `kid` naming the key published in the JWKS. Verification is
@@ -104,40 +94,33 @@ interface VerifiedToken {
 export async function createAccessTokens (deps: AccessTokensDependencies, options: TokensOptions): Promise<AccessTokens & { close (): Promise<void> }> {
   const { clock } = deps
   const keyRing = await createKeyRing(deps, options)
-  // Keyed by the token's own text, where fast-jwt's cache took a SHA-256 of the token on every request
-  // (issue 23): by its signature part, the last 86 characters of an Ed25519 token (hashing a string
-  // costs by its length, and a whole token is 400 to 500), and a hit is compared whole, so another
-  // token with a copied signature is never taken for this one. Only a good token is kept, until its exp.
-  const verified = new LRUCache<string, VerifiedToken>({ max: options.verifiedTokensMax ?? VERIFIED_TOKENS_MAX })
-  const signatureOf = (token: string) => token.slice(token.lastIndexOf('.') + 1)
-
-  function verifiedBefore (token: string): AccessTokenClaims | undefined {
-    const signature = signatureOf(token)
-    const known = verified.get(signature)
-    if (known === undefined || known.token !== token) return undefined
-    if (clock.now() <= known.goodUntil && known.generation === keyRing.generation) return known.claims
-    verified.delete(signature)
-    return undefined
-  }
+  const max = options.verifiedTokensMax ?? VERIFIED_TOKENS_MAX
+  const serviceTokens = createTokenVerifier<AccessTokenPayload, AccessTokenClaims>({
+    keyRing,
+    clock,
+    max,
+    // The ring's verifier of the key: our issuer and audience.
+    verifierFor: (_kid, entry) => entry.verify,
+    claimsOf (payload, now) {
+      // A token issued in the future was not issued by us (RFC 8725, 3.10); fast-jwt checks no iat.
+      if (payload.iat * 1000 > now + CLOCK_LEEWAY_MS) throw new InvalidTokenError()
+      const userId = Number(payload.sub)
+      if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
+        throw new InvalidTokenError()
+      }
+      return { userId, sessionId: payload.sid, status: payload.status }
+    }
+  })
 
   function appTokenVerifier (issuer: string): AppTokenVerifier {
-    const appVerified = new LRUCache<string, { token: string, payload: AppTokenPayload, goodUntil: number, generation: number }>({ max: options.verifiedTokensMax ?? VERIFIED_TOKENS_MAX })
     // One fast-jwt verifier per key, made at its first app token (the provider signs with the ring's newest key).
     const verifiers = new Map<string, (token: string) => AppTokenPayload>()
-    function appVerifiedBefore (token: string): AppTokenPayload | undefined {
-      const known = appVerified.get(signatureOf(token))
-      return known !== undefined && known.token === token && clock.now() <= known.goodUntil && known.generation === keyRing.generation ? known.payload : undefined
-    }
-    return {
-      verifiedBefore: appVerifiedBefore,
-      async verify (token) {
-        const known = appVerifiedBefore(token)
-        if (known !== undefined) return known
-        const signature = signatureOf(token)
-        const kid = kidOf(token)
-        const entry = kid === undefined ? undefined : await keyRing.keyFor(kid)
-        const now = clock.now()
-        if (kid === undefined || entry === undefined || entry.retiresAt <= now) throw new InvalidTokenError()
+    // A cache of its own: an app's token never passes as one of the service's, nor the other way round.
+    const appTokens = createTokenVerifier<AppTokenPayload, AppTokenPayload>({
+      keyRing,
+      clock,
+      max,
+      verifierFor (kid, entry) {
         let verify = verifiers.get(kid)
         if (verify === undefined) {
           verify = createVerifier({
@@ -151,18 +134,14 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
           }) as (token: string) => AppTokenPayload
           verifiers.set(kid, verify)
         }
-        let payload: AppTokenPayload
-        try {
-          payload = verify(token)
-        } catch {
-          throw new InvalidTokenError()
-        }
-        if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') throw new InvalidTokenError()
-        if (now > payload.exp * 1000) throw new TokenExpiredError()
-        appVerified.set(signature, { token, payload: Object.freeze(payload), goodUntil: Math.min(payload.exp * 1000, entry.retiresAt - 1), generation: keyRing.generation })
+        return verify
+      },
+      claimsOf (payload) {
+        if (typeof payload.sub !== 'string' || typeof payload.client_id !== 'string') throw new InvalidTokenError()
         return payload
       }
-    }
+    })
+    return { verify: async (token) => await appTokens.verify(token), verifiedBefore: appTokens.verifiedBefore }
   }
 
   return {
@@ -170,33 +149,8 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
     // iat from the app's clock; fast-jwt adds exp = iat + ACCESS_TOKEN_TTL.
     sign: ({ userId, sessionId, status }) => keyRing.signAccessToken({ sub: String(userId), sid: sessionId, status, iat: nowSeconds(clock) }),
     signStatusList: (payload) => keyRing.signStatusList(payload),
-    verifiedBefore,
-    async verify (token, { allowExpired = false } = {}) {
-      const known = verifiedBefore(token)
-      if (known !== undefined) return known
-      const kid = kidOf(token)
-      const entry = kid === undefined ? undefined : await keyRing.keyFor(kid)
-      // A retired key's tokens have all expired; refusing it also refuses forgeries made with a leaked old key.
-      const now = clock.now()
-      if (entry === undefined || (!allowExpired && entry.retiresAt <= now)) throw new InvalidTokenError()
-      let payload: AccessTokenPayload
-      try {
-        payload = entry.verify(token)
-      } catch {
-        throw new InvalidTokenError()
-      }
-      // A token issued in the future was not issued by us (RFC 8725, 3.10); fast-jwt checks no iat.
-      if (typeof payload.iat !== 'number' || payload.iat * 1000 > now + CLOCK_LEEWAY_MS || typeof payload.exp !== 'number') throw new InvalidTokenError()
-      if (!allowExpired && now > payload.exp * 1000) throw new TokenExpiredError()
-      const userId = Number(payload.sub)
-      if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
-        throw new InvalidTokenError()
-      }
-      // Frozen: the same object answers every later request with this token.
-      const claims = Object.freeze({ userId, sessionId: payload.sid, status: payload.status })
-      if (now <= payload.exp * 1000) verified.set(signatureOf(token), { token, claims, goodUntil: Math.min(payload.exp * 1000, entry.retiresAt - 1), generation: keyRing.generation })
-      return claims
-    },
+    verifiedBefore: serviceTokens.verifiedBefore,
+    verify: serviceTokens.verify,
     get jwks () {
       return keyRing.jwks
     },
@@ -204,17 +158,5 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
     providerKeys: () => keyRing.providerKeys(),
     reloadKeys: () => keyRing.reload(),
     close: () => keyRing.close()
-  }
-}
-
-/** The kid of a JWT's header; undefined when the token is not a JWT or names no kid. */
-function kidOf (token: string): string | undefined {
-  const dot = token.indexOf('.')
-  if (dot <= 0) return undefined
-  try {
-    const header = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString()) as { kid?: unknown }
-    return typeof header.kid === 'string' && header.kid !== '' ? header.kid : undefined
-  } catch {
-    return undefined
   }
 }

@@ -101,7 +101,7 @@ export interface KeyRing {
   publishedJwks (): Promise<{ keys: PublicJwk[] }>
   /**
    * Grows whenever a reload changes the keys (one added or gone, a retirement set): what was verified
-   * with the keys before may no longer hold (core/tokens/access-tokens.ts empties its cache).
+   * with the keys before may no longer hold (core/tokens/token-verifier.ts forgets it).
    */
   readonly generation: number
   /** Reads the keys from the store again; of calls under way together, one reads. */

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import type { AccountStore, ClaimedWebhook } from '../../db/store.js'
-import type { OutboxQueue, OutboxSender } from '../outbox/outbox-worker.js'
+import { storeQueue, type OutboxQueue, type OutboxSender } from '../outbox/outbox-worker.js'
 
 /*
  * The webhook outbox's side of the one outbox worker (core/outbox/outbox-worker.ts): its rows in the
@@ -25,16 +25,14 @@ export function retryDelayMs (attempts: number): number {
   return RETRY_DELAYS_MS[Math.min(Math.max(attempts, 1), RETRY_DELAYS_MS.length) - 1]
 }
 
-export type WebhookQueueStore = Pick<AccountStore, 'claimWebhooks' | 'markWebhookDelivered' | 'retryWebhook' | 'markWebhookFailed'>
+/** The webhook outbox's members in the store. */
+const WEBHOOK_QUEUE = { claim: 'claimWebhooks', markDone: 'markWebhookDelivered', retry: 'retryWebhook', markFailed: 'markWebhookFailed' } as const
+
+export type WebhookQueueStore = Pick<AccountStore, (typeof WEBHOOK_QUEUE)[keyof typeof WEBHOOK_QUEUE]>
 
 /** The webhook outbox as the worker reads and marks it. */
 export function webhookQueue (store: WebhookQueueStore): OutboxQueue<ClaimedWebhook> {
-  return {
-    claim: (now, claimedUntil, limit) => store.claimWebhooks(now, claimedUntil, limit),
-    markDone: (id, now) => store.markWebhookDelivered(id, now),
-    retry: (id, retryAt, error) => store.retryWebhook(id, retryAt, error),
-    markFailed: (id, now, error) => store.markWebhookFailed(id, now, error)
-  }
+  return storeQueue(store, WEBHOOK_QUEUE)
 }
 
 export interface WebhookSenderOptions {
@@ -77,19 +75,10 @@ export function webhookSender ({ url, secret, timeoutMs = DELIVERY_TIMEOUT_MS, s
       await response.body?.cancel().catch(() => {})
       return response.status >= 200 && response.status < 300 ? true : { reason: `HTTP ${response.status}` }
     },
-    reasonOf (error) {
-      const cause = (error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : ''
-      return `${String((error as Error).message ?? error)}${cause}`
-    },
     retryDelayMs,
     claimLeaseMs: CLAIM_LEASE_MS,
     stopWaitMs,
     logFields: (event, { reason, cause }) => ({ err: cause, webhookId: event.messageId, type: event.type, attempts: event.attempts, error: reason }),
-    says: {
-      unread: 'webhook outbox not read; trying again shortly',
-      hanging: 'shutdown left a webhook delivery hanging; its event will be delivered again after the next start',
-      givenUp: 'webhook given up after WEBHOOK_MAX_ATTEMPTS attempts',
-      retried: 'webhook not delivered; it will be retried'
-    }
+    words: { outbox: 'webhook', row: 'event', done: 'delivered', again: 'delivered again', maxAttemptsSetting: 'WEBHOOK_MAX_ATTEMPTS' }
   }
 }

@@ -3,7 +3,7 @@ import type { AccountStore, OutgoingWebhook, UserRecord, WebhookOf } from '../..
 import { currentDate, type Clock } from '../clock.js'
 import type { SecurityEvents, SecurityEventSubscriber } from '../events/security-events.js'
 import type { Logger } from '../logger.js'
-import { OutboxWorker } from '../outbox/outbox-worker.js'
+import { OutboxWorker, type OutboxLife, type OutboxState } from '../outbox/outbox-worker.js'
 import { webhookQueue, webhookSender } from './webhook-sender.js'
 import { WEBHOOK_OF_SECURITY_EVENT, type UserWebhookType, type WebhookType } from './types.js'
 
@@ -12,7 +12,7 @@ export { WEBHOOK_TYPES, type UserWebhookType, type WebhookType } from './types.j
 /** The user as an event shows it: as the admin API does (the admin presenter). */
 export type PresentUser = (user: UserRecord) => Record<string, unknown>
 
-export interface Webhooks {
+export interface Webhooks extends OutboxState {
   /** Whether WEBHOOK_URL is set; without it nothing is written or sent. */
   readonly enabled: boolean
   /**
@@ -26,22 +26,12 @@ export interface Webhooks {
    * writes the change alone). The caller wakes the worker once the change is stored.
    */
   userEvent (type: UserWebhookType): WebhookOf<UserRecord> | undefined
-  /** Delivers the events due now (the worker also runs on a timer, for retries and other processes' events). */
-  wake (): void
-  /** Events this process delivered, and gave up, for metrics. */
+  /** Events this process delivered, for metrics. */
   readonly delivered: number
-  readonly failed: number
-  /** Events waiting in the outbox, every process's. */
-  queued (): Promise<number>
-  /** Resolves when every event due has been tried once (shutdown, tests). */
-  idle (): Promise<void>
 }
 
 /** The webhooks with their worker's life: `start` once the service is up, `close` before the store closes. */
-export interface WebhooksService extends Webhooks {
-  start (): void
-  close (): Promise<void>
-}
+export type WebhooksService = Webhooks & OutboxLife
 
 export interface WebhooksDependencies {
   store: Pick<AccountStore, 'enqueueWebhooks' | 'countPendingWebhooks' | 'claimWebhooks' | 'markWebhookDelivered' |

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import type { AddressProof, AddressProofOutcome, ClaimedSetup, MfaProof, NewPasskey, PasskeyRecord } from '../store.js'
+import { tokenStands } from '../live-sessions.js'
 import { identities, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, totpCredentials, users, passkeys, webauthnChallenges } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
@@ -17,7 +18,7 @@ export function prepareStatements (db: Db) {
     // Immediate revocation: one lookup on refresh_tokens_family_idx.
     familyTokenState: db.select({
       tokens: count(),
-      live: sql<number>`count(*) filter (where ${refreshTokens.revokedAt} is null and ${refreshTokens.expiresAt} > ${placeholder('now')})`.mapWith(Number)
+      live: sql<number>`count(*) filter (where ${tokenStands(refreshTokens, sql`${placeholder('now')}`)})`.mapWith(Number)
     }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).prepare('family_token_state'),
     // Polled by every instance a few times a second: a range of the primary key. A user-change row (no
     // session) is read whatever its time: the database stamps it (migration 0014), not the app's clock.

@@ -99,12 +99,14 @@ export function usersQueries (c: PostgresConnection): UsersStore {
         .limit(search.limit))
     },
 
-    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {
-      // The role and its role_changed row: both or neither.
+    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite, webhook?: WebhookOf<UserRecord>) {
+      // The role, its role_changed row and its user.updated: all or none.
       return c.run(() => c.transaction(async (tx) => {
-        const found = ((await tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0
-        if (found) await insertSecurityEvent(tx, audit)
-        return found
+        const [updated] = await tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).returning()
+        if (updated === undefined) return false
+        await insertSecurityEvent(tx, audit)
+        await insertWebhook(tx, webhook?.(updated))
+        return true
       }))
     },
 
@@ -129,12 +131,6 @@ export function usersQueries (c: PostgresConnection): UsersStore {
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
       return c.run(async () => ((await c.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId))).rowCount ?? 0) > 0)
-    },
-
-    async markEmailVerified (userId: number, email: string, now: Date) {
-      return c.run(async () => ((await c.db.update(users)
-        .set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now })
-        .where(and(eq(users.id, userId), eq(users.email, email)))).rowCount ?? 0) > 0)
     }
   }
 }

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import { and, asc, desc, eq, exists, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
+import { liveTokenOf } from '../live-sessions.js'
 import { DuplicateValueError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
 import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
 
@@ -70,11 +71,8 @@ export function prepareStatements (db: Db) {
     // A user's sessions with a live refresh token, newest first: GET /auth/sessions, and the provider Session's
     // check that its service session still holds (core/oauth/provider-sessions.ts, every code exchange).
     liveSessionsOfUser: db.select().from(sessions)
-      .where(and(eq(sessions.userId, placeholder('userId')), exists(db.select({ one: sql`1` }).from(refreshTokens).where(and(
-        eq(refreshTokens.familyId, sessions.id),
-        isNull(refreshTokens.revokedAt),
-        gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)
-      )))))
+      .where(and(eq(sessions.userId, placeholder('userId')), exists(db.select({ one: sql`1` }).from(refreshTokens)
+        .where(liveTokenOf(refreshTokens, sessions.id, sql`${placeholder('now')}`)))))
       .orderBy(desc(sessions.createdAt)).prepare(),
     userById: db.select().from(users).where(eq(users.id, placeholder('id'))).prepare(),
     userByEmail: db.select().from(users).where(eq(users.email, placeholder('email'))).prepare(),
@@ -157,7 +155,7 @@ export function prepareStatements (db: Db) {
     // Run on every authenticated request (revocation is immediate): the family index, stopping at the first
     // token that keeps the session live (a family gathers a row per rotation until pruning, so no aggregate).
     liveFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens)
-      .where(and(eq(refreshTokens.familyId, placeholder('familyId')), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, sql`${placeholder('now')}`)))
+      .where(liveTokenOf(refreshTokens, placeholder('familyId'), sql`${placeholder('now')}`))
       .limit(1).prepare(),
     anyFamilyToken: db.select({ one: sql<number>`1` }).from(refreshTokens).where(eq(refreshTokens.familyId, placeholder('familyId'))).limit(1).prepare(),
     // Polled by every instance a few times a second: a range of the primary key. A user-change row (no

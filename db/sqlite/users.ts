@@ -81,12 +81,15 @@ export function usersQueries (c: SqliteConnection): UsersStore {
         .all())
     },
 
-    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite) {
-      // The role and its role_changed row: both or neither.
+    async setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite, webhook?: WebhookOf<UserRecord>) {
+      // The role, its role_changed row and its user.updated: all or none.
       return c.run(() => c.db.transaction((tx) => {
-        const found = tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0
-        if (found) insertSecurityEvent(tx, audit)
-        return found
+        // all(), not get(): see firstRow
+        const updated = tx.update(users).set({ role, updatedAt: now }).where(eq(users.id, userId)).returning().all()[0]
+        if (updated === undefined) return false
+        insertSecurityEvent(tx, audit)
+        insertWebhook(tx, webhook?.(updated))
+        return true
       }, { behavior: 'immediate' }))
     },
 
@@ -111,13 +114,6 @@ export function usersQueries (c: SqliteConnection): UsersStore {
 
     async setPasswordHash (userId: number, passwordHash: string | null, now: Date) {
       return c.run(() => c.db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId)).run().changes > 0)
-    },
-
-    async markEmailVerified (userId: number, email: string, now: Date) {
-      return c.run(() => c.db.update(users)
-        .set({ emailVerified: true, emailVerifiedAt: now, updatedAt: now })
-        .where(and(eq(users.id, userId), eq(users.email, email)))
-        .run().changes > 0)
     }
   }
 }

@@ -75,8 +75,11 @@ export interface UsersStore {
   listUsers (page: { limit: number, afterId?: number }): Promise<UserRecord[]>
   /** Users matching the search, in id order (keyset pagination: the last id is the next page's afterId). */
   searchUsers (search: UserSearch): Promise<UserRecord[]>
-  /** Sets the role, and writes `audit` (role_changed) in the same transaction; false when there is no such user (nothing written). */
-  setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite): Promise<boolean>
+  /**
+   * Sets the role, and writes `audit` (role_changed) and the webhook of the user as changed (user.updated) in the
+   * same transaction; false when there is no such user (nothing written).
+   */
+  setUserRole (userId: number, role: UserRole, now: Date, audit?: SecurityEventWrite, webhook?: WebhookOf<UserRecord>): Promise<boolean>
   /** How many admins are enabled (role admin, not disabled): the last one may not disable or demote itself. */
   countActiveAdmins (): Promise<number>
   /**
@@ -89,10 +92,4 @@ export interface UsersStore {
   enableUser (userId: number, now: Date): Promise<boolean>
   /** Replaces the password hash (null: no password login); false when there is no such user. */
   setPasswordHash (userId: number, passwordHash: string | null, now: Date): Promise<boolean>
-  /**
-   * Marks the email verified, only while the user's email is still `email` (a link mailed to an old address verifies nothing).
-   * Not a proof of the address: it claims nothing from a registrant (see AccountRulesStore.proveAddress, which every proof
-   * goes through). The service never calls it; tests set up a verified account with it.
-   */
-  markEmailVerified (userId: number, email: string, now: Date): Promise<boolean>
 }

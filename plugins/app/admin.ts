@@ -9,6 +9,6 @@ declare module 'fastify' {
 
 /** The operators' rules (core/admin/admin.ts) as `fastify.admin`. */
 export default fp<AdminOptions>(async (fastify, options) => {
-  const { store, clock, sessions, securityEvents, mfa, mailer, webhooks } = fastify
-  fastify.decorate('admin', createAdmin({ store, clock, sessions, securityEvents, mfa, mailer, webhooks }, options))
-}, { name: 'admin', dependencies: ['store', 'sessions', 'security-events', 'mfa', 'mailer', 'webhooks'] })
+  const { store, clock, sessions, securityEvents, mfa, mailer, webhooks, userImport } = fastify
+  fastify.decorate('admin', createAdmin({ store, clock, sessions, securityEvents, mfa, mailer, webhooks, userImport }, options))
+}, { name: 'admin', dependencies: ['store', 'sessions', 'security-events', 'mfa', 'mailer', 'webhooks', 'user-import'] })

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsync, onRequestHookHandler } from 'fastify'
+import type { ImportSource } from '../../core/admin/admin.js'
 import { PayloadTooLargeError } from '../../core/errors.js'
 import { ImportSummary } from '../../core/schemas/import.js'
 
@@ -12,9 +13,6 @@ import { ImportSummary } from '../../core/schemas/import.js'
 export const IMPORT_NDJSON_LIMIT = 128 * 1024 * 1024
 /** The largest JSON array body: an array is parsed whole before a user is read, so it is held in memory; NDJSON is not. */
 export const IMPORT_JSON_LIMIT = 16 * 1024 * 1024
-
-/** The first skipped lines (line and reason) the `users_imported` event keeps; the answer lists more. */
-const AUDITED_SKIPPED_LINES = 10
 
 export interface ImportRoutesOptions {
   ndjsonLimit?: number
@@ -51,27 +49,14 @@ const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = async (fastify, { 
     }
   }, async (request) => {
     const { body } = request
-    const format = body instanceof Readable ? 'ndjson' : 'json'
-    const summary = body instanceof Readable
-      ? await fastify.userImport.importNdjson(body, { maxBytes: ndjsonLimit })
-      : await fastify.userImport.importArray(body)
-    // In the admin API, the import is an admin action of the audit trail (no user of its own: user_id null): what an
-    // operator needs to follow it up, and no more than a few lines of it (each reason is bounded too).
+    const source: ImportSource = body instanceof Readable ? { format: 'ndjson', chunks: body, maxBytes: ndjsonLimit } : { format: 'json', users: body }
+    // Behind the admin API's guard the import is an admin act of the audit trail (Admin.importUsers, as the CLI's);
+    // this plugin alone (its own tests) imports without one.
     const actor = request.adminActor
-    if (actor != null) {
-      await fastify.securityEvents.record('users_imported', actor.client, {
-        userId: null,
-        actorId: actor.adminId,
-        detail: {
-          format,
-          imported: summary.imported,
-          skipped: summary.skipped_count,
-          skipped_lines: summary.skipped.slice(0, AUDITED_SKIPPED_LINES),
-          skipped_truncated: summary.skipped_count > AUDITED_SKIPPED_LINES
-        }
-      })
-    }
-    return summary
+    if (actor != null) return await fastify.admin.importUsers(actor, source)
+    return source.format === 'ndjson'
+      ? await fastify.userImport.importNdjson(source.chunks, { maxBytes: ndjsonLimit })
+      : await fastify.userImport.importArray(source.users)
   })
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply } from 'fastify'
 import { accountRefusal } from '../../core/authentication/complete-sign-in.js'
 import { SignInRefusedError } from '../../core/identities/identities.js'
@@ -49,7 +49,9 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async () => ({ providers: oidc.providers() }))
 
-  fastify.get('/oidc/:provider', {
+  // The query's type is the union of the two variants' (the type provider would keep only what they share): the
+  // handler then reads the header variant's challenge by narrowing, and the schema given validates the variant's.
+  fastify.get<{ Params: Static<typeof ProviderParams>, Querystring: Static<typeof HeaderSignInQuery> | Static<typeof SignInQuery> }>('/oidc/:provider', {
     schema: {
       security: NO_CREDENTIALS,
       summary: 'Start signing in with a provider: redirects the browser to it',
@@ -65,7 +67,8 @@ const oidcRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     oidc.assertServed(provider)
     const redirectTo = redirectTarget(request.query.redirect_to ?? DEFAULT_REDIRECT, config.allowedOrigins)
     if (redirectTo === undefined) throw new InvalidRedirectError()
-    const codeChallenge = variant === 'header' ? (request.query as { code_challenge: string }).code_challenge : undefined
+    // The header variant's schema requires the challenge (HeaderSignInQuery); the cookie variant's takes none.
+    const codeChallenge = variant === 'header' && 'code_challenge' in request.query ? request.query.code_challenge : undefined
     const { authorizationUrl, cookie } = await oidc.begin(provider, publicUrl + callbackPath(provider), redirectTo, codeChallenge)
     reply.setCookie(stateCookie(provider).name, cookie, { ...stateCookie(provider).options, maxAge: STATE_TTL_SECONDS })
     return reply.redirect(authorizationUrl.href, 302)

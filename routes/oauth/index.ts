@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Config, Variant } from '../../core/config.js'
 import { pageCsp, PAGE_CSP_DIRECTIVES } from '../../plugins/external/helmet.js'
 import { OAUTH_ROUTES } from '../../core/oauth/provider.js'
+import { userinfoAnswerSchema } from '../../core/oauth/user-claims.js'
 import { TOKEN_ANSWER_HEADERS, type ClientCredentialsAnswer } from '../../core/oauth/client-credentials-grant.js'
 import { mountRouteContext } from '../context.js'
 import { limitEach } from '../rate-limits.js'
@@ -31,22 +32,6 @@ function tokenRequestClient (request: FastifyRequest): string {
 
 /** Where the sign-in and consent pages live (core/oauth/provider.ts interactionPath). */
 const INTERACTION_PREFIX = '/oauth/interaction/'
-
-/** What userinfo answers (core/oauth/provider.ts claimsOf): `sub` and the claims of the token's scopes. */
-const USERINFO_RESPONSE = {
-  type: 'object',
-  properties: {
-    sub: { type: 'string' },
-    email: { type: 'string' },
-    email_verified: { type: 'boolean' },
-    given_name: { type: 'string' },
-    family_name: { type: 'string' },
-    preferred_username: { type: 'string' }
-  },
-  required: ['sub'],
-  // A claim added to a scope later is answered, not dropped.
-  additionalProperties: true
-} as const
 
 /** The largest form oidc-provider reads; a bigger token request is refused before it is buffered whole. */
 const TOKEN_BODY_LIMIT = 56 * 1024
@@ -134,7 +119,7 @@ const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async (fastif
     protocol.removeAllContentTypeParsers()
     protocol.addContentTypeParser('*', (_request, _payload, done) => { done(null) })
     // HEAD goes to the provider, as before (its router answers it).
-    protocol.route({ method: 'GET', url: '/oauth/userinfo', exposeHeadRoute: false, schema: { hide: true, response: { 200: USERINFO_RESPONSE } }, handler: userinfo })
+    protocol.route({ method: 'GET', url: '/oauth/userinfo', exposeHeadRoute: false, schema: { hide: true, response: { 200: userinfoAnswerSchema(variant) } }, handler: userinfo })
     protocol.route({ method: [...methods], url: '/.well-known/openid-configuration', schema: { hide: true }, handler: forward })
     protocol.route({ method: [...methods], url: '/oauth/*', schema: { hide: true }, handler: forward })
   })

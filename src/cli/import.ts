@@ -1,13 +1,15 @@
 import type { AccountStore } from '../../db/store.js'
-import { CommandError, print, type Options, type Output } from './command.js'
+import { CLI_OPERATOR } from '../../core/admin/roles.js'
+import { asOperator, CommandError, print, type Context, type Options, type Output } from './command.js'
 
 /**
  * Users from NDJSON or a JSON array (told apart by the first character that is not a space: `[`). NDJSON is
- * streamed, batch by batch; an array is parsed whole, so for a big import NDJSON is the form to use.
+ * streamed, batch by batch; an array is parsed whole, so for a big import NDJSON is the form to use. Through the
+ * admin rules, as the admin API's import: its audit row (users_imported, actor_id null).
  */
-export async function importUsers (store: AccountStore, open: () => AsyncIterable<Uint8Array | string>, options: Options, out: Output) {
-  const [{ createUserImport }, { systemClock }] = await Promise.all([import('../../core/accounts/import.js'), import('../../core/clock.js')])
-  const userImport = createUserImport({ store, clock: systemClock })
+export async function importUsers (
+  store: AccountStore, open: () => AsyncIterable<Uint8Array | string>, options: Options, out: Output, context: Context
+) {
   // Opened and read at once: a file's open error is then the first read's.
   const chunks = open()[Symbol.asyncIterator]()
   const head: Array<Uint8Array | string> = []
@@ -36,9 +38,9 @@ export async function importUsers (store: AccountStore, open: () => AsyncIterabl
     } catch (error) {
       throw new CommandError(`the file starts with [ but is no JSON array: ${(error as Error).message}`)
     }
-    summary = await userImport.importArray(users)
+    summary = await asOperator(store, context, ({ admin }) => admin.importUsers(CLI_OPERATOR, { format: 'json', users }))
   } else {
-    summary = await userImport.importNdjson(all())
+    summary = await asOperator(store, context, ({ admin }) => admin.importUsers(CLI_OPERATOR, { format: 'ndjson', chunks: all() }))
   }
   const { imported, skipped, skipped_count: skippedCount } = summary
   print(out, options, summary, [

@@ -1,4 +1,5 @@
 import type { AccountStore } from '../../db/store.js'
+import { createUserImport } from '../../core/accounts/import.js'
 import { createAdmin, type Admin } from '../../core/admin/admin.js'
 import { systemClock } from '../../core/clock.js'
 import type { Config } from '../../core/config.js'
@@ -17,8 +18,8 @@ export interface Operator {
 
 /**
  * The admin rules (core/admin) for the CLI (issue 33, finding 15): the CLI is another door to the same rules,
- * so `users delete`, `sessions revoke` and `mfa reset` write the audit rows, mails and webhooks that the admin
- * API writes. Mail goes to the outbox for the service's worker; a webhook is written to its outbox as the service
+ * so `users delete|set-role|import`, `sessions revoke` and `mfa reset` write the audit rows, mails and webhooks that
+ * the admin API writes. Mail goes to the outbox for the service's worker; a webhook is written to its outbox as the service
  * writes it. Errors are written to stderr (`log`); the rules' info lines are not printed.
  */
 export function operatorRules (store: AccountStore, config: Config, log: Logger): Operator {
@@ -33,7 +34,8 @@ export function operatorRules (store: AccountStore, config: Config, log: Logger)
     mfa: { status: refuseAuthorize },
     securityEvents,
     mailer,
-    webhooks
+    webhooks,
+    userImport: createUserImport({ store, clock: systemClock })
   }, {
     requireMfa: config.adminRequireMfa,
     publicUrl: config.mail.publicUrl,

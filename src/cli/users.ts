@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs'
 import { USER_ROLES, type AccountStore, type UserRecord, type UserRole } from '../../db/store.js'
-import { changeRole, CLI_OPERATOR } from '../../core/admin/roles.js'
+import { CLI_OPERATOR } from '../../core/admin/roles.js'
 import { visible } from '../../core/control-characters.js'
 import { UserNotFoundError } from '../../core/errors.js'
 import {
@@ -23,14 +23,14 @@ export const users: CommandGroup = (positionals) => {
       expectPositionals(positionals, 4, `users set-role <id|email> <${USER_ROLES.join('|')}>`)
       const role = positionals[3]
       if (!(USER_ROLES as readonly string[]).includes(role)) throw new UsageError(`unknown role ${role}; one of ${USER_ROLES.join(', ')}`)
-      return async (store, options, out) => setRole(store, argument, role as UserRole, options, out)
+      return async (store, options, out, context) => setRole(store, argument, role as UserRole, options, out, context)
     }
     case 'delete':
       expectPositionals(positionals, 3, 'users delete <id>')
       return async (store, options, out, context) => deleteUser(store, parseId(argument), options, out, context)
     case 'import':
       expectPositionals(positionals, 3, 'users import <file|->')
-      return async (store, options, out, { stdin }) => importUsers(store, () => argument === '-' ? stdin : createReadStream(argument), options, out)
+      return async (store, options, out, context) => importUsers(store, () => argument === '-' ? context.stdin : createReadStream(argument), options, out, context)
     default:
       throw unknownCommand(positionals)
   }
@@ -54,9 +54,10 @@ async function deleteUser (store: AccountStore, id: number, options: Options, ou
   print(out, options, { deleted: id }, `deleted user ${id} and their sessions`)
 }
 
-async function setRole (store: AccountStore, idOrEmail: string, role: UserRole, options: Options, out: Output) {
+/** As the admin rules' role change: the audit row (role_changed, actor_id null) and the user.updated webhook with it. */
+async function setRole (store: AccountStore, idOrEmail: string, role: UserRole, options: Options, out: Output, context: Context) {
   const user = await findUser(store, idOrEmail)
-  const { changed } = await changeRole(store, user.id, role, CLI_OPERATOR, new Date())
+  const { changed } = await asOperator(store, context, ({ admin }) => admin.changeRole(CLI_OPERATOR, user.id, role))
   print(out, options, { userId: user.id, role, changed }, changed
     ? `user ${user.id} (${visible(user.email)}) is now ${role === 'admin' ? 'an admin' : 'a user'} (was ${user.role})`
     : `user ${user.id} (${visible(user.email)}) already had the role ${role}; nothing changed`)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { AccountStore } from '../../db/store.js'
 import { testStore } from '../fixtures/database.js'
+import { markEmailVerified } from '../fixtures/factories.js'
 
 /*
  * AccountStore.proveAddress on the backend under test: the claim of a never-verified account
@@ -88,7 +89,7 @@ t.test('a reset claims a never-verified account with the new password; a verifie
   t.match(await setUp(store, unverified.id), { passwordHash: 'owner-hash', emailVerified: true, passkeys: 0, totp: false, identities: [], session: 'revoked' })
 
   const verified = await squatted(store, 'b@example.test')
-  await store.markEmailVerified(verified.id, verified.email, new Date())
+  await markEmailVerified(store, verified.id)
   t.same(await store.proveAddress({ userId: verified.id, email: verified.email, passwordHash: 'new-hash' }, new Date()), { outcome: 'proved', sessionsEnded: 1, claimed: undefined })
   t.match(await setUp(store, verified.id), {
     passwordHash: 'new-hash', passkeys: 1, totp: true, recoveryCodes: 2, identities: [`elsewhere:squatter-${verified.id}`], resetLinkLive: false, session: 'revoked'
@@ -154,7 +155,7 @@ t.test('a mailed code claims a never-verified account, its password and every se
   t.equal(await store.sessionState('code-b-session', new Date()), 'revoked')
 
   const verified = await squatted(store, 'code-c@example.test')
-  await store.markEmailVerified(verified.id, verified.email, new Date())
+  await markEmailVerified(store, verified.id)
   t.same(await store.proveAddress({ userId: verified.id, email: verified.email, clearsPassword: true }, new Date()), { outcome: 'proved', sessionsEnded: 0, claimed: undefined })
   t.match(await setUp(store, verified.id), { passwordHash: 'squatter-hash', passkeys: 1, totp: true, session: 'live' }, 'the owner proved it before: everything stays')
 })

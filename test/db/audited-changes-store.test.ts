@@ -1,5 +1,5 @@
 import t from 'tap'
-import type { NewSecurityEvent } from '../../db/store.js'
+import type { NewSecurityEvent, UserRecord } from '../../db/store.js'
 import { testStore } from '../fixtures/database.js'
 
 /*
@@ -36,6 +36,19 @@ t.test('a role change is written with its audit row, or not at all', async (t) =
   t.same((await store.listSecurityEvents(ada.id, { limit: 10 })).map(event => event.type), ['role_changed'])
   t.equal(await store.setUserRole(NO_SUCH_USER, 'admin', new Date(), { event: auditRow('role_changed', ada.id) }), false)
   t.equal((await store.listSecurityEvents(ada.id, { limit: 10 })).length, 1, 'no audit row for a user that is not there')
+})
+
+t.test('a role change is written with its audit row and its user.updated, or neither', async (t) => {
+  const store = await testStore(t)
+  const ada = await store.createUser(newUser('a@example.com'))
+  const userUpdated = (user: UserRecord) => ({ messageId: `msg_${user.id}`, type: 'user.updated', payload: JSON.stringify({ role: user.role }), createdAt: new Date() })
+  await t.rejects(store.setUserRole(ada.id, 'admin', new Date(), { event: auditRow('role_changed', NO_SUCH_USER) }, userUpdated))
+  t.equal(await store.countPendingWebhooks(), 0, 'no webhook without its change')
+  t.equal(await store.setUserRole(ada.id, 'admin', new Date(), { event: auditRow('role_changed', ada.id) }, userUpdated), true)
+  const [row] = await store.claimWebhooks(new Date(Date.now() + 1000), new Date(Date.now() + 60_000), 10)
+  t.match(row, { messageId: `msg_${ada.id}`, type: 'user.updated', payload: '{"role":"admin"}' }, 'the user as changed')
+  t.equal(await store.setUserRole(NO_SUCH_USER, 'user', new Date(), undefined, userUpdated), false)
+  t.equal(await store.countPendingWebhooks(), 1, 'none for a user that is not there')
 })
 
 t.test('a second factor reset is written with its audit row, or not at all', async (t) => {

@@ -52,7 +52,6 @@ t.test('a change of what GET /users/:id shows is a user-change row, written by t
   // What the user page does not show: no row.
   await store.setPasswordHash(ada.id, 'another hash', new Date())
   await store.setUserRole(ada.id, 'admin', new Date())
-  await store.markEmailVerified(ada.id, 'ada@example.com', new Date())
   await store.disableUser(ada.id, new Date())
   await store.enableUser(ada.id, new Date())
   await store.startSession({ id: 's1', userId: ada.id, userAgent: null, ip: null }, { tokenHash: 's1-token', userId: ada.id, familyId: 's1', expiresAt: later(60) }, new Date())

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build } from '../fixtures/build.js'
-import { logIn, registerUser } from '../fixtures/factories.js'
+import { logIn, registerUser, markEmailVerified } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { hashToken } from '../../core/tokens/random-token.js'
@@ -204,7 +204,7 @@ t.test('pre-hijacking: an account registered with the address but never verified
 t.test('an account whose email was verified loses its password when a provider is first linked: the one signing in never showed it', async (t) => {
   const service = await serviceWithProvider(t, 'header')
   const owner = await registerUser(service.server, 'header', { email: 'kept@example.test' })
-  await service.server.store.markEmailVerified(owner.id, owner.email, new Date())
+  await markEmailVerified(service.server.store, owner.id)
   const { callback } = await signIn(service, 'kept')
   const login = (await exchange(service, fragmentOf(callback).get('code') ?? '')).json()
   t.equal(login.user.id, owner.id)
@@ -340,7 +340,7 @@ t.test('with REQUIRE_EMAIL_VERIFICATION, a linked account whose address is unver
   await service.server.store.updateUser(user?.id ?? 0, { email: 'changed@example.test', emailVerified: false, emailVerifiedAt: null })
   const { callback } = await signIn(service, 'unsure')
   t.equal(callback.headers.get('location'), '/account#error=email_not_verified')
-  await service.server.store.markEmailVerified(user?.id ?? 0, 'changed@example.test', new Date())
+  await markEmailVerified(service.server.store, user?.id ?? 0)
   const again = await signIn(service, 'unsure')
   t.ok(fragmentOf(again.callback).has('code'), 'once verified, it signs in')
 })

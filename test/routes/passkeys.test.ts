@@ -4,7 +4,7 @@ import type { Variant } from '../../core/config.js'
 import { assertError } from '../fixtures/assertions.js'
 import { SoftwareCredential } from '../fixtures/authenticator.js'
 import { build } from '../fixtures/build.js'
-import { cookieValue, credentials, logIn, loggedInUser, registerUser, type Session } from '../fixtures/factories.js'
+import { cookieValue, credentials, logIn, loggedInUser, registerUser, type Session, markEmailVerified } from '../fixtures/factories.js'
 
 /*
  * Passkeys with a software authenticator (test/fixtures/authenticator.ts): real attestations and
@@ -351,7 +351,7 @@ t.test('REQUIRE_EMAIL_VERIFICATION: a passkey does not log in an account whose e
   const variant = 'cookie'
   const server = await build(t, { variant, env: { REQUIRE_EMAIL_VERIFICATION: 'true' } })
   const user = await registerUser(server, variant)
-  await server.store.markEmailVerified(user.id, user.email, new Date())
+  await markEmailVerified(server.store, user.id)
   const session = await logIn(server, variant, user)
   const { credential } = await addPasskey(server, variant, session)
   t.equal((await passkeyLogin(server, credential.assert(await loginOptions(server)))).statusCode, 200, 'verified: logs in')

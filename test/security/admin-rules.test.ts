@@ -1,5 +1,4 @@
 import t from 'tap'
-import { changeRole } from '../../core/admin/roles.js'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
@@ -46,7 +45,7 @@ t.test('an admin may not disable, delete, end the sessions of, or reset another 
   t.equal((await mfaToken(server, other.user)).length > 0, true, 'its TOTP is still on')
 
   // Once the operator demotes it, it is a user like any other.
-  await changeRole(server.store, other.user.id, 'user', { adminId: null, client: { ip: null, userAgent: 'test', requestId: null } }, new Date())
+  await server.admin.changeRole({ adminId: null, client: { ip: null, userAgent: 'test', requestId: null } }, other.user.id, 'user')
   t.equal((await adminRequest(server, variant, rogue, 'POST', `/admin/users/${other.user.id}/disable`)).statusCode, 204)
 })
 
@@ -56,7 +55,7 @@ t.test('the last enabled admin may not disable, delete or demote itself: 409 LAS
   const client = { ip: null, userAgent: 'test', requestId: null }
   assertError(t, await adminRequest(server, variant, only, 'POST', `/admin/users/${only.user.id}/disable`), 409, 'LAST_ADMIN')
   assertError(t, await adminRequest(server, variant, only, 'DELETE', `/admin/users/${only.user.id}`), 409, 'LAST_ADMIN')
-  await t.rejects(changeRole(server.store, only.user.id, 'user', { adminId: only.user.id, client }, new Date()), { code: 'LAST_ADMIN' })
+  await t.rejects(server.admin.changeRole({ adminId: only.user.id, client }, only.user.id, 'user'), { code: 'LAST_ADMIN' })
   t.match(await server.store.findUserById(only.user.id), { disabledAt: null, role: 'admin' })
   t.equal((await adminRequest(server, variant, only, 'DELETE', `/admin/users/${only.user.id}/sessions`)).statusCode, 204, 'ending its own sessions is its own affair')
 
@@ -66,5 +65,5 @@ t.test('the last enabled admin may not disable, delete or demote itself: 409 LAS
   await server.store.disableUser(second.user.id, new Date())
   assertError(t, await adminRequest(server, variant, again, 'POST', `/admin/users/${again.user.id}/disable`), 409, 'LAST_ADMIN')
   await server.store.enableUser(second.user.id, new Date())
-  t.equal((await changeRole(server.store, again.user.id, 'user', { adminId: again.user.id, client }, new Date())).changed, true, 'with another admin it may step down')
+  t.equal((await server.admin.changeRole({ adminId: again.user.id, client }, again.user.id, 'user')).changed, true, 'with another admin it may step down')
 })

@@ -1,10 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { runAdmin } from '../../src/admin.js'
 import { adminRequest, adminSession } from '../fixtures/admin.js'
 import { build } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
-import { loggedInUser } from '../fixtures/factories.js'
+import { credentials, loggedInUser } from '../fixtures/factories.js'
 import { startMailbox } from '../fixtures/mailbox.js'
 import { enableTotp } from '../fixtures/mfa.js'
 import { startWebhookReceiver, WEBHOOK_SECRET, type WebhookReceiver } from '../fixtures/webhook-receiver.js'
@@ -139,4 +142,44 @@ t.test('mfa reset is the admin API\'s reset: admin_mfa_reset, mfa.changed, and a
   server.mailer.wake()
   const mail = await mailbox.next(byCli.user.email, 'An administrator turned off two-step sign-in')
   t.match(mail.text, /administrator turned off the authenticator app/)
+})
+
+t.test('users set-role writes role_changed and sends user.updated with the user as changed, in the change\'s transaction', async (t) => {
+  const { server, receiver, cli } = await setUp(t)
+  const { user } = await loggedInUser(server, 'header')
+  const promoted = await cli('users', 'set-role', String(user.id), 'admin')
+  t.equal(promoted.code, 0, promoted.stderr)
+  t.match((await trail(cli, 'role_changed'))[0], { type: 'role_changed', user_id: user.id, actor_id: null, user_agent: 'account-service CLI', detail: { user_id: user.id, from: 'user', to: 'admin' } })
+  const sent = await delivered(server, receiver, 'user.updated')
+  t.match(sent.map(delivery => delivery.data), [{ id: user.id, email: user.email, role: 'admin' }])
+  const again = await cli('users', 'set-role', String(user.id), 'admin')
+  t.equal(again.code, 0)
+  t.equal((await trail(cli, 'role_changed')).length, 1, 'the same role again records nothing')
+  t.equal((await delivered(server, receiver, 'user.updated')).length, 1, 'and sends nothing')
+})
+
+t.test('users import writes users_imported, as POST /admin/users/import does', async (t) => {
+  const { server, cli } = await setUp(t)
+  const admin = await adminSession(server, 'header')
+  const folder = mkdtempSync(join(tmpdir(), 'account-import-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  const path = join(folder, 'users.ndjson')
+  writeFileSync(path, [JSON.stringify({ email: 'cli@example.com', first_name: 'C', last_name: 'L' }), 'not json'].join('\n'))
+  const imported = await cli('users', 'import', path)
+  t.equal(imported.code, 0, imported.stderr)
+  const session = credentials('header', admin)
+  const byApi = await server.inject({
+    method: 'POST',
+    url: '/admin/users/import',
+    payload: JSON.stringify({ email: 'api@example.com', first_name: 'A', last_name: 'P' }),
+    ...session,
+    headers: { ...session.headers, 'content-type': 'application/x-ndjson' }
+  })
+  t.equal(byApi.statusCode, 200, byApi.body)
+
+  const rows = await trail(cli, 'users_imported')
+  const ofCli = rows.find(row => row.actor_id === null)
+  const ofApi = rows.find(row => row.actor_id === admin.user.id)
+  t.match(ofCli, { type: 'users_imported', user_id: null, user_agent: 'account-service CLI', detail: { format: 'ndjson', imported: 1, skipped: 1, skipped_lines: [{ line: 2, reason: 'invalid JSON' }] } })
+  t.same(shapeOf(ofCli), shapeOf(ofApi), 'the same row either way')
 })

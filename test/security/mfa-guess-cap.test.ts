@@ -5,7 +5,7 @@ import { RESET_MAILS_PER_DAY } from '../../core/accounts/account.js'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
-import { loggedInUser, type RegisteredUser } from '../fixtures/factories.js'
+import { loggedInUser, type RegisteredUser, markEmailVerified } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink, type Mailbox } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
 
@@ -51,7 +51,7 @@ t.test(`after ${MFA_MAX_WRONG_CODES} wrong codes the second step refuses every c
   const server = await build(t, { variant: 'header', env })
   const session = await loggedInUser(server, 'header')
   // A verified address: a reset of a never-verified account removes its TOTP altogether (pre-hijacking).
-  await server.store.markEmailVerified(session.user.id, session.user.email, new Date())
+  await markEmailVerified(server.store, session.user.id)
   const { secret, recoveryCodes } = await enableTotp(server, 'header', session)
   let { user } = session
 
@@ -77,7 +77,7 @@ t.test(`a reset gives ${MFA_WRONG_CODES_AFTER_RESET} more wrong codes, not a fre
   const server = await build(t, { variant: 'header', env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL } })
   const session = await loggedInUser(server, 'header')
   // A verified address: a reset of a never-verified account removes its TOTP altogether (pre-hijacking).
-  await server.store.markEmailVerified(session.user.id, session.user.email, new Date())
+  await markEmailVerified(server.store, session.user.id)
   const { secret, recoveryCodes } = await enableTotp(server, 'header', session)
   let { user } = session
   const codes = wrongCodes(secret, MFA_MAX_WRONG_CODES)

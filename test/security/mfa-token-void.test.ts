@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import { assertError } from '../fixtures/assertions.js'
 import { build } from '../fixtures/build.js'
 import { testStore } from '../fixtures/database.js'
-import { credentials, loggedInUser, type Session } from '../fixtures/factories.js'
+import { credentials, loggedInUser, type Session, markEmailVerified } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink, type Mailbox } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp, mfaToken, verify } from '../fixtures/mfa.js'
 
@@ -65,7 +65,7 @@ async function setUp (t: Test): Promise<Setting & { secret: string }> {
   const session = await loggedInUser(server, 'cookie')
   // A verified address: a reset of a never-verified account removes its TOTP altogether (pre-hijacking),
   // which would end the second step for another reason than the one under test.
-  await server.store.markEmailVerified(session.user.id, session.user.email, new Date())
+  await markEmailVerified(server.store, session.user.id)
   const { secret } = await enableTotp(server, 'cookie', session)
   return { server, mailbox, session, secret }
 }

@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { registerUser } from '../fixtures/factories.js'
+import { registerUser, markEmailVerified } from '../fixtures/factories.js'
 import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { fragmentOf, providerSignIn, serviceWithProvider, type ProviderService } from '../fixtures/provider-service.js'
@@ -27,7 +27,7 @@ async function signIn (service: Service, login: string) {
 t.test('the owner is mailed when a provider sign-in links a provider to the account', async (t) => {
   const service = await serviceWithMailbox(t)
   const owner = await registerUser(service.server, 'header', { email: 'linked@example.test' })
-  await service.server.store.markEmailVerified(owner.id, owner.email, new Date())
+  await markEmailVerified(service.server.store, owner.id)
   const login = await signIn(service, 'linked')
   t.equal(login.statusCode, 200)
   t.equal(login.json().user.id, owner.id, 'linked to the account with that address')

@@ -1,5 +1,8 @@
+import { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
-import { createAdmin, type AdminActor } from '../../../core/admin/admin.js'
+import { createUserImport } from '../../../core/accounts/import.js'
+import { AUDITED_SKIPPED_LINES, createAdmin, type AdminActor } from '../../../core/admin/admin.js'
+import type { UserRecord } from '../../../db/store.js'
 import { createSecurityEvents } from '../../../core/events/security-events.js'
 import { silentLogger } from '../../../core/logger.js'
 import type { MfaStatus } from '../../../core/schemas/mfa.js'
@@ -15,6 +18,7 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
   const clock = testClock()
   const status: MfaStatus = { ...factors, recoveryCodesLeft: 0 }
   const emitted: string[] = []
+  const shown: UserRecord[] = []
   const admin = createAdmin({
     store,
     clock,
@@ -25,13 +29,15 @@ async function setUp (t: Test, { requireMfa = true, fresh = true, factors = { to
     webhooks: {
       userEvent: (type) => (user) => {
         emitted.push(`${type} ${user.email}`)
+        shown.push(user)
         return undefined
       },
       wake () {}
-    }
+    },
+    userImport: createUserImport({ store, clock })
   }, { ...OPTIONS, requireMfa })
   const newUser = (email: string) => store.createUser({ firstName: 'Ada', lastName: 'Lovelace', username: null, email, passwordHash: 'hash' })
-  return { store, admin, newUser, emitted }
+  return { store, admin, newUser, emitted, shown }
 }
 
 t.test('authorize: admins only; a second factor (TOTP or a passkey) under requireMfa; a fresh session for a change', async (t) => {
@@ -90,4 +96,34 @@ t.test('every action is an event of its target with the admin as actor; 404 for 
     await t.rejects(action(actor, ada.id), { code: 'USER_NOT_FOUND' })
   }
   await t.rejects(admin.userDetails(ada.id), { code: 'USER_NOT_FOUND' })
+})
+
+t.test('a role change is an event of its target (role_changed, the admin as actor) and sends the user as changed (user.updated)', async (t) => {
+  const { store, admin, newUser, emitted, shown } = await setUp(t)
+  const boss = await newUser('boss@example.com')
+  const ada = await newUser('ada@example.com')
+  const actor = { adminId: boss.id, client }
+  t.match(await admin.changeRole(actor, ada.id, 'admin'), { user: { id: ada.id, role: 'admin' }, changed: true })
+  t.equal((await store.findUserById(ada.id))?.role, 'admin')
+  t.match(await store.searchSecurityEvents({ limit: 10 }), [{ type: 'role_changed', userId: ada.id, actorId: boss.id, ip: client.ip, detail: { from: 'user', to: 'admin' } }])
+  t.same(emitted, ['user.updated ada@example.com'])
+  t.equal(shown[0].role, 'admin', 'the event shows the user as changed')
+  t.match(await admin.changeRole(actor, ada.id, 'admin'), { changed: false }, 'the same role again')
+  t.equal((await store.searchSecurityEvents({ limit: 10 })).length, 1, 'changes nothing and records nothing')
+  t.equal(emitted.length, 1, 'and sends nothing')
+  await t.rejects(admin.changeRole(actor, 999_999, 'admin'), { code: 'USER_NOT_FOUND' })
+})
+
+t.test('an import is an admin act of the audit trail: users_imported, with its counts and its first skipped lines', async (t) => {
+  const { store, admin, newUser } = await setUp(t)
+  const boss = await newUser('boss@example.com')
+  const lines = ['{"email":"bob@example.com","first_name":"Bob","last_name":"B"}', ...Array.from({ length: AUDITED_SKIPPED_LINES + 2 }, () => 'not json')]
+  const summary = await admin.importUsers({ adminId: boss.id, client }, { format: 'ndjson', chunks: Readable.from([lines.join('\n')]) })
+  t.match(summary, { imported: 1, skipped_count: AUDITED_SKIPPED_LINES + 2 })
+  t.ok(await store.findUserByEmail('bob@example.com'))
+  const [audit] = await store.searchSecurityEvents({ limit: 10, type: 'users_imported' })
+  t.match(audit, { userId: null, actorId: boss.id, detail: { format: 'ndjson', imported: 1, skipped: AUDITED_SKIPPED_LINES + 2, skipped_truncated: true } })
+  t.equal((audit.detail?.skipped_lines as unknown[]).length, AUDITED_SKIPPED_LINES)
+  await admin.importUsers({ adminId: null, client }, { format: 'json', users: [] })
+  t.match((await store.searchSecurityEvents({ limit: 10, type: 'users_imported' }))[0], { actorId: null, detail: { format: 'json', imported: 0, skipped: 0 } }, "the CLI's, with no admin")
 })

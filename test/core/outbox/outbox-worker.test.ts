@@ -2,7 +2,7 @@ import t from 'tap'
 import type { ClaimedMail } from '../../../db/store.js'
 import { silentLogger } from '../../../core/logger.js'
 import { mailSender } from '../../../core/mail/mail-outbox.js'
-import { OutboxWorker, type OutboxQueue } from '../../../core/outbox/outbox-worker.js'
+import { failureReason, outboxSays, OutboxWorker, storeQueue, type OutboxQueue } from '../../../core/outbox/outbox-worker.js'
 import { testClock, type TestClock } from '../../fixtures/clock.js'
 
 /** An outbox of one mail in memory: due from `dueAt`, claimed with one more attempt, recording what the worker tells it. */
@@ -94,4 +94,34 @@ t.test('shutdown waits for a delivery under way, but not for one that hangs', as
   const took = Date.now() - started
   t.ok(took >= 90 && took < 1000, `stop gave up on the hanging delivery after ${took} ms`)
   t.same(hanging.calls, [], 'nothing recorded: the mail stays claimed, to be tried again after its lease')
+})
+
+t.test("storeQueue calls the store's members it names, on the store", async (t) => {
+  const calls: string[] = []
+  const store = {
+    prefix: 'mail',
+    async claimThings (this: { prefix: string }, now: Date, until: Date, limit: number) { calls.push(`${this.prefix} claim ${limit}`); return [] },
+    async doneThing (id: number) { calls.push(`done ${id}`) },
+    async retryThing (id: number, at: Date, error: string) { calls.push(`retry ${id} ${error}`) },
+    async failThing (id: number, now: Date, error: string) { calls.push(`failed ${id} ${error}`) }
+  }
+  const queue = storeQueue<ClaimedMail, { claim: 'claimThings', markDone: 'doneThing', retry: 'retryThing', markFailed: 'failThing' }>(
+    store, { claim: 'claimThings', markDone: 'doneThing', retry: 'retryThing', markFailed: 'failThing' })
+  t.same(await queue.claim(new Date(), new Date(), 3), [])
+  await queue.markDone(1, new Date())
+  await queue.retry(2, new Date(), 'busy')
+  await queue.markFailed(3, new Date(), 'gone')
+  t.same(calls, ['mail claim 3', 'done 1', 'retry 2 busy', 'failed 3 gone'])
+})
+
+t.test("a failure's reason keeps its cause's message; the log lines name the outbox and its setting", async (t) => {
+  t.equal(failureReason(new Error('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:9') })), 'fetch failed: connect ECONNREFUSED 127.0.0.1:9')
+  t.equal(failureReason(new Error('421 try later')), '421 try later')
+  t.equal(failureReason('plain'), 'plain')
+  t.same(outboxSays({ outbox: 'webhook', row: 'event', done: 'delivered', again: 'delivered again', maxAttemptsSetting: 'WEBHOOK_MAX_ATTEMPTS' }), {
+    unread: 'webhook outbox not read; trying again shortly',
+    hanging: 'shutdown left a webhook delivery hanging; its event will be delivered again after the next start',
+    givenUp: 'webhook given up after WEBHOOK_MAX_ATTEMPTS attempts',
+    retried: 'webhook not delivered; it will be retried'
+  })
 })

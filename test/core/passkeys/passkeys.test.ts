@@ -12,6 +12,7 @@ import type { AccountStore, UserRecord } from '../../../db/store.js'
 import { SoftwareCredential } from '../../fixtures/authenticator.js'
 import { testClock, type TestClock } from '../../fixtures/clock.js'
 import { testStore } from '../../fixtures/database.js'
+import { markEmailVerified } from '../../fixtures/factories.js'
 
 /*
  * The passkey rules (core/passkeys/passkeys.ts) on a fresh store, with a test clock and fakes for
@@ -225,7 +226,7 @@ t.test('with REQUIRE_EMAIL_VERIFICATION a passkey does not log in an account who
   await t.rejects(f.passkeys.logIn(await assertion(f, credential), client), { code: 'EMAIL_NOT_VERIFIED', statusCode: 403 })
   t.same(f.started, [])
   t.same(f.cleared, [], 'the lockout stays')
-  await f.store.markEmailVerified(f.ada.id, f.ada.email, new Date(f.clock.now()))
+  await markEmailVerified(f.store, f.ada.id, new Date(f.clock.now()))
   t.match(await f.passkeys.logIn(await assertion(f, credential), client), { user: { id: f.ada.id, emailVerified: true } })
 })
 
