@@ -147,7 +147,7 @@ export function setUpEmailCode ({ read, signedIn, mfaRequired, leaving = () => {
       // No account has this address: the service names what it needs to create one, and the code is not spent.
       showSignUp(missing)
       markInvalid(form, [])
-      say(message, `No account uses ${email} yet. To create one, give your name below: no password is needed, the code proves the address.`)
+      say(message, `No account uses ${email} yet. To create one, fill in the fields above: no password is needed, the code proves the address.`)
       return signUp.querySelector('[data-signup]:not([hidden]) input').focus()
     }
     const blamed = [...blamedFields(answer), ...missing]
