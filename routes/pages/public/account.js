@@ -7,7 +7,7 @@ import { addPasskey, freshCall, loadPasskeys, passkeyCreationAvailable, reauthRe
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
 import { passkeySignIn, passkeysAvailable, startPasskeyAutofill, stopPasskeyAutofill } from './passkey-sign-in.js'
-import { setUpEmailCode, takeCodeLink } from './email-code.js'
+import { cleanCode, setUpEmailCode, takeCodeLink } from './email-code.js'
 
 const $ = (selector) => document.querySelector(selector)
 const status = $('#status')
@@ -47,6 +47,7 @@ function showSignedOut ({ focus = false, message, kind = 'ok' } = {}) {
   resetSecurity()
   resetIdentities()
   showPasswordStep()
+  showEmailMailedCode(false)
   $('#passkey-offer').hidden = true
   $('#signed-in').hidden = true
   $('#signed-out').hidden = false
@@ -263,14 +264,37 @@ onSubmit($('#profile-form'), async (form) => {
   say(messageOf(form), 'The profile is saved.')
 })
 
+/** The email change's proof: the password, or (after "Email me a code instead") the mailed code in its place. */
+function showEmailMailedCode (shown) {
+  $('#email-mailed-code-field').hidden = !shown
+  $('label[for=email-password]').hidden = shown
+  $('#email-password').hidden = shown
+  $('#email-email-code').textContent = shown ? 'Send a new code' : 'Email me a code instead'
+}
+
+onClick($('#email-email-code'), async () => {
+  const message = messageOf($('#email-form'))
+  const answer = await authorized('POST', 'auth/email-code', { email: user.email })
+  if (answer.status !== 202) return sessionEnded(answer) || say(message, answer.status === 404 ? 'Mailed codes are turned off here: use your password.' : explain(answer), 'error')
+  showEmailMailedCode(true)
+  $('#email-mailed-code').value = ''
+  markInvalid($('#email-form'), [])
+  say(message, `We mailed a code to ${user.email}.`)
+  $('#email-mailed-code').focus()
+})
+
 onSubmit($('#email-form'), async (form) => {
-  const { email, password = '', code = '' } = fieldsOf(form)
+  const { email, password = '', code = '', email_code: emailCode = '' } = fieldsOf(form)
   const message = messageOf(form)
   if (!$('#reauth').hidden) {
-    const proof = await authorized('POST', 'auth/reauthenticate', { password, ...(code.trim() === '' ? {} : { code: code.trim() }) })
+    const byMail = !$('#email-mailed-code-field').hidden
+    const proof = await authorized('POST', 'auth/reauthenticate', {
+      ...(byMail ? { email_code: cleanCode(emailCode) } : { password }),
+      ...(code.trim() === '' ? {} : { code: code.trim() })
+    })
     if (proof.status === 400) {
-      markInvalid(form, ['password'])
-      return say(message, 'Type your password to confirm the change.', 'error')
+      markInvalid(form, [byMail ? 'email_code' : 'password'])
+      return say(message, byMail ? 'Type the six-digit code from the mail.' : 'Type your password to confirm the change.', 'error')
     }
     if (proof.status === 401 || proof.status === 403) {
       if (sessionEnded(proof)) return
@@ -278,7 +302,7 @@ onSubmit($('#email-form'), async (form) => {
       if (field === 'code') $('#email-code-field').hidden = false
       markInvalid(form, [field])
       say(message, text, 'error')
-      return $(`#email-${field}`).focus()
+      return $(field === 'email_code' ? '#email-mailed-code' : `#email-${field}`).focus()
     }
     if (proof.status !== 204) return refuse(form, proof)
   }
@@ -293,6 +317,7 @@ onSubmit($('#email-form'), async (form) => {
   form.reset()
   markInvalid(form, [])
   $('#reauth').hidden = true
+  showEmailMailedCode(false)
   await showAccount()
   say(message, `Your address is now ${user.email}. We mailed it a verification link; every other device is signed out.`)
 })
