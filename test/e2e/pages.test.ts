@@ -5,6 +5,7 @@ import { registerAt } from '../fixtures/factories.js'
 import { focusedId, launchChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { call, freePort, setCookieValue } from '../fixtures/http.js'
 import { startMailbox, tokenFromLink, type Mailbox } from '../fixtures/mailbox.js'
+import { runningClock } from '../fixtures/clock.js'
 
 const OTHER_DEVICE = 'OtherDevice/1.0 (a phone in a drawer)'
 
@@ -16,7 +17,8 @@ t.test('the pages in Chromium', {
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
   // Plain HTTP on 127.0.0.1 needs COOKIE_SECURE=false. REAUTH_MAX_AGE=2s: the console's email change must ask for the password.
-  const server = await build(t, { env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', REAUTH_MAX_AGE: '2s' } })
+  const clock = runningClock()
+  const server = await build(t, { clock, env: { SMTP_URL: mailbox.smtpUrl, PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', REAUTH_MAX_AGE: '2s' } })
   await server.listen({ host: '127.0.0.1', port })
 
   const logIn = (email: string, password: string, userAgent = 'node') =>
@@ -138,7 +140,7 @@ t.test('the pages in Chromium', {
     await page.locator('#sessions-message').filter({ hasText: 'Signed out 1 other device.' }).waitFor()
     t.equal(await sessions.count(), 1, 'sign out everywhere else')
 
-    await new Promise(resolve => setTimeout(resolve, 2100)) // past REAUTH_MAX_AGE (the login was the last password proof)
+    clock.advance(2100) // past REAUTH_MAX_AGE on the app's clock (the login was the last password proof)
     await page.fill('#email-new', `new-${user.email}`)
     await page.click('#email-form button[type=submit]')
     await page.locator('#email-password').waitFor()

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { PAGE_CSP_DIRECTIVES, pageCsp } from '../../plugins/external/helmet.js'
 import app, { serverOptions } from '../../src/app.js'
 import type { Variant } from '../../core/config.js'
-import { testConfig } from '../fixtures/build.js'
+import { testConfig, CHEAP_HASH_PARAMETERS } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 import { freePort } from '../fixtures/http.js'
 
@@ -28,7 +28,8 @@ async function startService (t: Test, variant: Variant): Promise<string> {
   const publicUrl = `http://localhost:${port}`
   const config = testConfig({ API_VARIANT: variant, PUBLIC_URL: publicUrl, COOKIE_SECURE: 'false', DATABASE_URL: await testDatabaseUrl(t) })
   const server = Fastify(serverOptions(config))
-  await server.register(fp(app), { config })
+  // Cheap hashes, as build(t) hashes: the passkey ceremonies do not depend on the password hash's cost.
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   // The CSP of the service's own pages: scripts and API calls from this origin only.
   server.get(PAGE, { schema: { hide: true }, onRequest: pageCsp(PAGE_CSP_DIRECTIVES) }, async (_request, reply) => {
     return reply.type('text/html; charset=utf-8').send('<!doctype html><html lang="en"><title>passkeys</title><body></body></html>')

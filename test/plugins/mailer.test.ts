@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import { MAX_RETRY_DELAY_MS, retryDelayMs } from '../../core/mail/mail-outbox.js'
-import { build, testConfig } from '../fixtures/build.js'
+import { build, CHEAP_HASH_PARAMETERS, testConfig } from '../fixtures/build.js'
 import { selectAll, testDatabaseUrl } from '../fixtures/database.js'
 import { registerUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
@@ -121,7 +121,7 @@ async function buildWithLog (t: Test, env: Record<string, string>) {
   const lines: Array<Record<string, any>> = []
   const config = testConfig({ LOG_LEVEL: 'info', API_VARIANT: 'header', ...env })
   const server = Fastify({ ...serverOptions(config), logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
-  await server.register(fp(app), { config })
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   await server.ready()
   t.teardown(() => server.close())
   return { server, lines }
@@ -156,7 +156,7 @@ t.test('mail still in the outbox when the service closes goes out after the next
   const retryDelayMs = 50
   const config = testConfig({ API_VARIANT: 'header', DATABASE_URL: databaseUrl, SMTP_URL: mailbox.smtpUrl, MAIL_RETRY_DELAY: `${retryDelayMs}ms` })
   const first = Fastify(serverOptions(config))
-  await first.register(fp(app), { config })
+  await first.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   const user = await registerUser(first, 'header')
   await first.inject({ method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })
   await first.mailer.idle()

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import type { Variant } from '../../core/config.js'
 import { hashToken } from '../../core/tokens/random-token.js'
-import { testConfig } from '../fixtures/build.js'
+import { CHEAP_HASH_PARAMETERS, testConfig } from '../fixtures/build.js'
 import { cookieValue, newUserBody } from '../fixtures/factories.js'
 import { onPostgres, testDatabaseUrl } from '../fixtures/database.js'
 import type { AccountStore } from '../../db/store.js'
@@ -48,7 +48,8 @@ async function buildCollectingRoutes (t: Test, variant: Variant, databaseUrl: st
   server.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.set(`${method} ${route.url}`, { method, url: route.url })
   })
-  await server.register(fp(app), { config })
+  // Cheap hashes, as build(t) hashes: the refusals fuzzed here do not depend on the hash's cost.
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   await server.ready()
   t.teardown(() => server.close())
   return { server, routes: [...routes.values()] }

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import t from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import { cookieValue, loggedInUser } from '../fixtures/factories.js'
-import { testConfig } from '../fixtures/build.js'
+import { CHEAP_HASH_PARAMETERS, testConfig } from '../fixtures/build.js'
 
 t.test('the log lines of a register, login, refresh and logout carry no password, token or cookie', async (t) => {
   const lines: string[] = []
@@ -12,7 +12,7 @@ t.test('the log lines of a register, login, refresh and logout carry no password
   const config = testConfig({ API_VARIANT: 'cookie', LOG_LEVEL: 'trace' })
   const options = serverOptions(config)
   const server = Fastify({ ...options, logger: { ...(options.logger as object), stream } })
-  await server.register(fp(app), { config })
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   t.teardown(() => server.close())
 
   const session = await loggedInUser(server, 'cookie')
@@ -53,7 +53,7 @@ t.test('a token in a query string never reaches the log (the logged URL has no q
   const config = testConfig({ API_VARIANT: 'cookie', LOG_LEVEL: 'info' })
   const options = serverOptions(config)
   const server = Fastify({ ...options, logger: { ...(options.logger as object), stream } })
-  await server.register(fp(app), { config })
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   t.teardown(() => server.close())
 
   // A mailed link opened against the API, a known route and an unknown one.

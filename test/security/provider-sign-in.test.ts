@@ -6,7 +6,7 @@ import app, { serverOptions } from '../../src/app.js'
 import type { Variant } from '../../core/config.js'
 import { redirectTarget } from '../../core/oidc/redirect-target.js'
 import { stateCookie } from '../../core/oidc/state-cookie.js'
-import { testConfig } from '../fixtures/build.js'
+import { CHEAP_HASH_PARAMETERS, testConfig } from '../fixtures/build.js'
 import { testDatabaseUrl } from '../fixtures/database.js'
 import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
 import { CookieJar, freePort, pkcePair, providerSettings, startOpenIdProvider, throughProvider, type TestProvider } from '../fixtures/openid-provider.js'
@@ -49,7 +49,7 @@ async function serviceWithProvider (t: Test, variant: Variant): Promise<Service>
   const options = serverOptions(config)
   const server = Fastify({ ...options, logger: { ...(options.logger as object), stream } })
   t.teardown(() => server.close())
-  await server.register(fp(app), { config })
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   await server.listen({ port, host: 'localhost' })
   return { server, baseUrl, provider, mailbox, logs }
 }

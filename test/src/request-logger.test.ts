@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import t from 'tap'
 import app, { serverOptions } from '../../src/app.js'
 import { LazyRequestLogger, lazyRequestLoggers, RequestLines } from '../../src/request-logger.js'
-import { testConfig } from '../fixtures/build.js'
+import { CHEAP_HASH_PARAMETERS, testConfig } from '../fixtures/build.js'
 import { loggedInUser } from '../fixtures/factories.js'
 
 /** A pino logger (Fastify's own) writing JSON lines into `lines`, and a count of the children made from it. */
@@ -59,7 +59,7 @@ t.test('the service at warn writes nothing for a request that goes well; at info
     const config = testConfig({ API_VARIANT: 'header', LOG_LEVEL: level })
     const options = serverOptions(config)
     const server = Fastify({ ...options, logger: { ...(options.logger as object), stream } })
-    await server.register(fp(app), { config })
+    await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
     t.teardown(() => server.close())
     const session = await loggedInUser(server, 'header')
     lines.length = 0

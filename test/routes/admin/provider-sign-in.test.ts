@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import t, { type Test } from 'tap'
 import app, { serverOptions } from '../../../src/app.js'
 import type { Variant } from '../../../core/config.js'
-import { testConfig } from '../../fixtures/build.js'
+import { CHEAP_HASH_PARAMETERS, testConfig } from '../../fixtures/build.js'
 import { testDatabaseUrl } from '../../fixtures/database.js'
 import { CookieJar, freePort, pkcePair, providerSettings, startOpenIdProvider, throughProvider } from '../../fixtures/openid-provider.js'
 
@@ -19,7 +19,7 @@ async function serviceWithProvider (t: Test, variant: Variant) {
   })
   const server = Fastify(serverOptions(config))
   t.teardown(() => server.close())
-  await server.register(fp(app), { config })
+  await server.register(fp(app), { config, passwordHashParameters: CHEAP_HASH_PARAMETERS })
   await server.listen({ port, host: 'localhost' })
   provider.accounts.set('grace', { email: 'grace@example.test', email_verified: true, given_name: 'Grace' })
   return { server, baseUrl }

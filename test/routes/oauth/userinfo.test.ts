@@ -1,5 +1,7 @@
 import * as client from 'openid-client'
 import t, { type Test } from 'tap'
+import { UNVERIFIED_EMAIL_RECHECK_MS } from '../../../core/users/user-cache.js'
+import { testClock, type TestClock } from '../../fixtures/clock.js'
 import { registerUser } from '../../fixtures/factories.js'
 import { addClient, authorizationRequest, authorizeInBrowser, CookieJar, providerService, relyingParty } from '../../fixtures/oauth.js'
 
@@ -7,8 +9,8 @@ import { addClient, authorizationRequest, authorizeInBrowser, CookieJar, provide
 // is, served by the service's own route (its cost is a bench row: bench/scenarios.ts oauth-userinfo);
 // what a relying party sees of it stays as it was.
 
-async function signedInApp (t: Test, redirectUri = 'http://127.0.0.1:4999/callback') {
-  const { server, baseUrl } = await providerService(t)
+async function signedInApp (t: Test, redirectUri = 'http://127.0.0.1:4999/callback', clock?: TestClock) {
+  const { server, baseUrl } = await providerService(t, { clock })
   const user = await registerUser(server, 'header', { first_name: 'Grace', last_name: 'Hopper' })
   const app = await addClient(server, { redirectUris: [redirectUri], public: true })
   const config = await relyingParty(baseUrl, app)
@@ -39,12 +41,13 @@ t.test('userinfo answers an app\'s token with the scopes\' claims, no-store; a b
 })
 
 t.test('a verified email shows in userinfo', async (t) => {
-  const { server, baseUrl, user, tokens } = await signedInApp(t)
+  const clock = testClock()
+  const { server, baseUrl, user, tokens } = await signedInApp(t, undefined, clock)
   const userinfo = async () => await (await fetch(`${baseUrl}/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).json()
   t.equal((await userinfo()).email_verified, false)
   await server.store.updateUser(user.id, { emailVerified: true, emailVerifiedAt: new Date() })
-  // An unverified email is read again after UNVERIFIED_EMAIL_RECHECK_MS (5 s; core/users/user-cache.ts).
-  await new Promise((resolve) => setTimeout(resolve, 5100))
+  // An unverified email is read again after UNVERIFIED_EMAIL_RECHECK_MS (core/users/user-cache.ts), on the app's clock.
+  clock.advance(UNVERIFIED_EMAIL_RECHECK_MS)
   t.equal((await userinfo()).email_verified, true)
 })
 
