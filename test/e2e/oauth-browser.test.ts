@@ -7,6 +7,7 @@ import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
 import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
+import { startMailbox } from '../fixtures/mailbox.js'
 import { addClient, appSite, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
 
 /** One browser for the file's tests (each has its own context). */
@@ -77,6 +78,44 @@ t.test('in Chromium: the deny button sends the app access_denied', { skip: skipW
   await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Deny' }).click()])
   t.equal(new URL(page.url()).searchParams.get('error'), 'access_denied')
   t.same(await violations(), [])
+})
+
+t.test('in Chromium: "Email me a code" on the sign-in page signs in, and signs up an unknown address, through consent to the app (header variant: the verify\'s access token tells the interaction)', { skip: skipWithoutChromium }, async (t) => {
+  const mailbox = await startMailbox(t)
+  const { server, baseUrl } = await providerService(t, { variant: 'header', env: { SMTP_URL: mailbox.smtpUrl } })
+  const app = await appSite(t)
+  const user = await registerUser(server, 'header')
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Mail App', redirectUris: [`${app}/callback`] }))
+  const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
+  const browser = await chromium()
+  const { page, violations } = await watchedPage(browser, t)
+  await page.goto(request.url.href)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByRole('button', { name: 'Email me a code' }).click()
+  const code = /email_code=(\d{6})/.exec((await mailbox.next(user.email, 'Your sign-in code')).text ?? '')?.[1] ?? ''
+  await page.getByLabel('Code from the mail').fill(code)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Allow' }).click()])
+  const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
+  t.equal(tokens.claims()?.sub, String(user.id))
+
+  // An address with no account: the header variant asks for a name and no username.
+  const again = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
+  const fresh = await watchedPage(browser, t)
+  await fresh.page.goto(again.url.href)
+  await fresh.page.getByLabel('Email').fill('mary@example.test')
+  await fresh.page.getByRole('button', { name: 'Email me a code' }).click()
+  const newcomer = /email_code=(\d{6})/.exec((await mailbox.next('mary@example.test', 'Your sign-in code')).text ?? '')?.[1] ?? ''
+  await fresh.page.getByLabel('Code from the mail').fill(newcomer)
+  await fresh.page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await fresh.page.getByLabel('First name').fill('Mary')
+  t.ok(await fresh.page.locator('#signup-username').isHidden(), 'no username asked in the header variant')
+  await fresh.page.getByLabel('Last name').fill('Jackson')
+  await fresh.page.getByRole('button', { name: 'Create the account' }).click()
+  await Promise.all([fresh.page.waitForURL(`${app}/callback?**`), fresh.page.getByRole('button', { name: 'Allow' }).click()])
+  const created = await client.authorizationCodeGrant(config, new URL(fresh.page.url()), { pkceCodeVerifier: again.verifier, expectedState: again.state })
+  t.equal(created.claims()?.sub, String((await server.store.findUserByEmail('mary@example.test'))?.id), 'the new account signs in to the app')
+  t.same([...await violations(), ...await fresh.violations()], [])
 })
 
 t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "you can close this page"; then the device polls its tokens', { skip: skipWithoutChromium }, async (t) => {
