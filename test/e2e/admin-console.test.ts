@@ -1,4 +1,6 @@
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import type { Variant } from '../../core/config.js'
 import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
@@ -7,12 +9,28 @@ import { providerService } from '../fixtures/oauth.js'
 /** One browser for the file's tests (each has its own context). */
 const chromium = () => sharedChromium(t)
 
+const services = new Map<Variant, Promise<{ server: FastifyInstance, baseUrl: string }>>()
+
+/**
+ * One service of each variant for the whole file (built on first use, closed in the file's teardown), with
+ * ADMIN_REQUIRE_MFA on: each case needs only fresh users and its own browser context. The non-admin's refusal
+ * comes before the second-factor rule (core/admin/admin.ts, authorize), so that case runs on it too.
+ */
+function sharedService (variant: Variant) {
+  let service = services.get(variant)
+  if (service === undefined) {
+    service = providerService(t, { variant, env: { ADMIN_REQUIRE_MFA: 'true' } })
+    services.set(variant, service)
+  }
+  return service
+}
+
 // The admin console (/admin) in Chromium, under the pages' CSP: an admin signs in with the second
 // factor, finds a user, disables it (confirmed), and the audit trail shows the action.
 
 for (const variant of ['cookie', 'header'] as const) {
   t.test(`in Chromium, an admin signs in with TOTP, finds a user, disables and enables it, and sees it in the audit trail (${variant} variant)`, { skip: skipWithoutChromium }, async (t) => {
-    const { server, baseUrl } = await providerService(t, { variant, env: { ADMIN_REQUIRE_MFA: 'true' } })
+    const { server, baseUrl } = await sharedService(variant)
     const adminSession = await loggedInUser(server, variant, { first_name: 'Root' })
     const { secret } = await enableTotp(server, variant, adminSession)
     await server.store.setUserRole(adminSession.user.id, 'admin', new Date())
@@ -48,7 +66,7 @@ for (const variant of ['cookie', 'header'] as const) {
 }
 
 t.test('in Chromium, a signed-in user who is not an admin is told so', { skip: skipWithoutChromium }, async (t) => {
-  const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
+  const { server, baseUrl } = await sharedService('cookie')
   const user = await registerUser(server, 'cookie')
   const browser = await chromium()
   const { page } = await watchedPage(browser, t)

@@ -2,16 +2,60 @@ import * as client from 'openid-client'
 import type { Page } from 'playwright-core'
 import t from 'tap'
 import { sharedChromium, skipWithoutChromium, watchedPage } from '../fixtures/browser.js'
+import type { FastifyInstance } from 'fastify'
+import type { Variant } from '../../core/config.js'
 import { loggedInUser, registerUser } from '../fixtures/factories.js'
 import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
 import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
-import { startMailbox } from '../fixtures/mailbox.js'
-import { addClient, appSite, authorizationRequest, providerService, relyingParty } from '../fixtures/oauth.js'
+import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
+import { addClient, appSite, authorizationRequest, relyingParty } from '../fixtures/oauth.js'
 
 /** One browser for the file's tests (each has its own context). */
 const chromium = () => sharedChromium(t)
+
+interface Site {
+  /** The app's site (every case registers its own client there, so the apps stay apart). */
+  app: string
+  services: Record<Variant, { server: FastifyInstance, baseUrl: string }>
+  /** Where both services' mail arrives (the sign-in codes). */
+  mailbox: Mailbox
+}
+
+let site: Promise<Site> | undefined
+
+/**
+ * One service of each variant for the whole file, both listening on localhost with the upstream
+ * provider "corp" (Hedy's account), and one app site: each case needs only a fresh user, a fresh
+ * client and its own browser context, and a service costs about a second of CPU to build. Built on
+ * first use (nothing starts when Chromium is missing) and closed in the file's teardown.
+ */
+function sharedSite (): Promise<Site> {
+  site ??= (async () => {
+    const ports = { cookie: await freePort(), header: await freePort() }
+    // Nothing listens on either yet: the second pick may be the first port again.
+    while (ports.header === ports.cookie) ports.header = await freePort()
+    const callbacks = Object.values(ports).map(port => `http://localhost:${port}/auth/oidc/corp/callback`)
+    const upstream = await startOpenIdProvider(t, callbacks)
+    const mailbox = await startMailbox(t)
+    upstream.accounts.set('hedy', { email: 'hedy@example.test', email_verified: true, given_name: 'Hedy', family_name: 'Lamarr', preferred_username: 'hedy' })
+    const service = async (variant: Variant) => {
+      const baseUrl = `http://localhost:${ports[variant]}`
+      const server = await build(t, { variant, env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', SMTP_URL: mailbox.smtpUrl, OIDC_PROVIDERS: 'corp', ...providerSettings('corp', upstream, 'Corp') } })
+      await server.listen({ port: ports[variant], host: 'localhost' })
+      return { server, baseUrl }
+    }
+    return { app: await appSite(t), services: { cookie: await service('cookie'), header: await service('header') }, mailbox }
+  })()
+  return site
+}
+
+/** The shared service of `variant` and the app's site. */
+async function sharedService (variant: Variant) {
+  const { app, services, mailbox } = await sharedSite()
+  return { ...services[variant], app, mailbox }
+}
 
 /** On the device page, its code entered: Continue, the sign-in page with the password, Allow, until the page says the device may go on. */
 async function confirmDevice (page: Page, user: { email: string, password: string }) {
@@ -27,8 +71,7 @@ async function confirmDevice (page: Page, user: { email: string, password: strin
 // pages, the device verification page, and RP-initiated logout, under the pages' strict CSP.
 
 t.test('in Chromium: sign-in page (password, then a TOTP code), consent page with Allow, back at the app with a code (cookie variant)', { skip: skipWithoutChromium }, async (t) => {
-  const { server, baseUrl } = await providerService(t, { variant: 'cookie' })
-  const app = await appSite(t)
+  const { server, baseUrl, app } = await sharedService('cookie')
   const session = await loggedInUser(server, 'cookie', { first_name: 'Katherine', last_name: 'Johnson' })
   const { secret } = await enableTotp(server, 'cookie', session)
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Orbit Tracker', redirectUris: [`${app}/callback`] }))
@@ -64,8 +107,7 @@ t.test('in Chromium: sign-in page (password, then a TOTP code), consent page wit
 })
 
 t.test('in Chromium: the deny button sends the app access_denied', { skip: skipWithoutChromium }, async (t) => {
-  const { server, baseUrl } = await providerService(t, { variant: 'header' })
-  const app = await appSite(t)
+  const { server, baseUrl, app } = await sharedService('header')
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Nosy App', redirectUris: [`${app}/callback`] }))
   const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
@@ -81,9 +123,7 @@ t.test('in Chromium: the deny button sends the app access_denied', { skip: skipW
 })
 
 t.test('in Chromium: "Email me a code" on the sign-in page signs in, and signs up an unknown address, through consent to the app (header variant: the verify\'s access token tells the interaction)', { skip: skipWithoutChromium }, async (t) => {
-  const mailbox = await startMailbox(t)
-  const { server, baseUrl } = await providerService(t, { variant: 'header', env: { SMTP_URL: mailbox.smtpUrl } })
-  const app = await appSite(t)
+  const { server, baseUrl, app, mailbox } = await sharedService('header')
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Mail App', redirectUris: [`${app}/callback`] }))
   const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
@@ -119,7 +159,7 @@ t.test('in Chromium: "Email me a code" on the sign-in page signs in, and signs u
 })
 
 t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "you can close this page"; then the device polls its tokens', { skip: skipWithoutChromium }, async (t) => {
-  const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const { server, baseUrl } = await sharedService('header')
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'TV App', public: true, redirectUris: [], grants: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] }))
   const device = await client.initiateDeviceAuthorization(config, { scope: 'openid email' })
@@ -137,7 +177,7 @@ t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "y
 })
 
 t.test('in Chromium: a device link with the code in it: the confirmation names the app and the code, then sign-in and consent', { skip: skipWithoutChromium }, async (t) => {
-  const { server, baseUrl } = await providerService(t, { variant: 'header' })
+  const { server, baseUrl } = await sharedService('header')
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'TV App', public: true, redirectUris: [], grants: ['urn:ietf:params:oauth:grant-type:device_code'] }))
   const device = await client.initiateDeviceAuthorization(config, { scope: 'openid' })
@@ -152,8 +192,7 @@ t.test('in Chromium: a device link with the code in it: the confirmation names t
 })
 
 t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app', { skip: skipWithoutChromium }, async (t) => {
-  const { server, baseUrl } = await providerService(t, { variant: 'header' })
-  const app = await appSite(t)
+  const { server, baseUrl, app } = await sharedService('header')
   const user = await registerUser(server, 'header')
   const config = await relyingParty(baseUrl, await addClient(server, { name: 'Signed App', redirectUris: [`${app}/callback`], postLogoutRedirectUris: [`${app}/bye`] }))
   const request = await authorizationRequest(config, 'openid email profile', { redirect_uri: `${app}/callback` })
@@ -178,13 +217,7 @@ t.test('in Chromium: RP-initiated logout asks, signs out and returns to the app'
 
 for (const variant of ['cookie', 'header'] as const) {
   t.test(`in Chromium: the sign-in page offers the upstream providers; signing in with one goes on to consent (${variant} variant)`, { skip: skipWithoutChromium }, async (t) => {
-    const port = await freePort()
-    const baseUrl = `http://localhost:${port}`
-    const upstream = await startOpenIdProvider(t, [`${baseUrl}/auth/oidc/corp/callback`])
-    upstream.accounts.set('hedy', { email: 'hedy@example.test', email_verified: true, given_name: 'Hedy', family_name: 'Lamarr', preferred_username: 'hedy' })
-    const server = await build(t, { variant, env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', OIDC_PROVIDERS: 'corp', ...providerSettings('corp', upstream, 'Corp') } })
-    await server.listen({ port, host: 'localhost' })
-    const app = await appSite(t)
+    const { server, baseUrl, app } = await sharedService(variant)
     const config = await relyingParty(baseUrl, await addClient(server, { name: 'Wiki', redirectUris: [`${app}/callback`] }))
     const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
 
