@@ -9,6 +9,7 @@ import { codeAt, enableTotp } from '../fixtures/mfa.js'
 import { build } from '../fixtures/build.js'
 import { freePort } from '../fixtures/http.js'
 import { providerSettings, startOpenIdProvider } from '../fixtures/openid-provider.js'
+import { startMailbox, type Mailbox } from '../fixtures/mailbox.js'
 import { addClient, appSite, authorizationRequest, relyingParty } from '../fixtures/oauth.js'
 
 /** One browser for the file's tests (each has its own context). */
@@ -18,6 +19,8 @@ interface Site {
   /** The app's site (every case registers its own client there, so the apps stay apart). */
   app: string
   services: Record<Variant, { server: FastifyInstance, baseUrl: string }>
+  /** Where both services' mail arrives (the sign-in codes). */
+  mailbox: Mailbox
 }
 
 let site: Promise<Site> | undefined
@@ -35,22 +38,23 @@ function sharedSite (): Promise<Site> {
     while (ports.header === ports.cookie) ports.header = await freePort()
     const callbacks = Object.values(ports).map(port => `http://localhost:${port}/auth/oidc/corp/callback`)
     const upstream = await startOpenIdProvider(t, callbacks)
+    const mailbox = await startMailbox(t)
     upstream.accounts.set('hedy', { email: 'hedy@example.test', email_verified: true, given_name: 'Hedy', family_name: 'Lamarr', preferred_username: 'hedy' })
     const service = async (variant: Variant) => {
       const baseUrl = `http://localhost:${ports[variant]}`
-      const server = await build(t, { variant, env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', OIDC_PROVIDERS: 'corp', ...providerSettings('corp', upstream, 'Corp') } })
+      const server = await build(t, { variant, env: { PUBLIC_URL: baseUrl, COOKIE_SECURE: 'false', SMTP_URL: mailbox.smtpUrl, OIDC_PROVIDERS: 'corp', ...providerSettings('corp', upstream, 'Corp') } })
       await server.listen({ port: ports[variant], host: 'localhost' })
       return { server, baseUrl }
     }
-    return { app: await appSite(t), services: { cookie: await service('cookie'), header: await service('header') } }
+    return { app: await appSite(t), services: { cookie: await service('cookie'), header: await service('header') }, mailbox }
   })()
   return site
 }
 
 /** The shared service of `variant` and the app's site. */
 async function sharedService (variant: Variant) {
-  const { app, services } = await sharedSite()
-  return { ...services[variant], app }
+  const { app, services, mailbox } = await sharedSite()
+  return { ...services[variant], app, mailbox }
 }
 
 /** On the device page, its code entered: Continue, the sign-in page with the password, Allow, until the page says the device may go on. */
@@ -79,7 +83,7 @@ t.test('in Chromium: sign-in page (password, then a TOTP code), consent page wit
   await page.getByLabel('Email').fill(session.user.email)
   await page.getByLabel('Password').fill(session.user.password)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await page.getByLabel(/code/i).fill(codeAt(secret, 1))
+  await page.getByLabel('Code', { exact: true }).fill(codeAt(secret, 1))
   await page.getByRole('button', { name: /verify/i }).click()
 
   await page.getByRole('button', { name: 'Allow' }).waitFor()
@@ -116,6 +120,42 @@ t.test('in Chromium: the deny button sends the app access_denied', { skip: skipW
   await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Deny' }).click()])
   t.equal(new URL(page.url()).searchParams.get('error'), 'access_denied')
   t.same(await violations(), [])
+})
+
+t.test('in Chromium: "Email me a code" on the sign-in page signs in, and signs up an unknown address, through consent to the app (header variant: the verify\'s access token tells the interaction)', { skip: skipWithoutChromium }, async (t) => {
+  const { server, baseUrl, app, mailbox } = await sharedService('header')
+  const user = await registerUser(server, 'header')
+  const config = await relyingParty(baseUrl, await addClient(server, { name: 'Mail App', redirectUris: [`${app}/callback`] }))
+  const request = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
+  const browser = await chromium()
+  const { page, violations } = await watchedPage(browser, t)
+  await page.goto(request.url.href)
+  await page.getByLabel('Email').fill(user.email)
+  await page.getByRole('button', { name: 'Email me a code' }).click()
+  const code = /email_code=(\d{6})/.exec((await mailbox.next(user.email, 'Your sign-in code')).text ?? '')?.[1] ?? ''
+  await page.getByLabel('Code from the mail').fill(code)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await Promise.all([page.waitForURL(`${app}/callback?**`), page.getByRole('button', { name: 'Allow' }).click()])
+  const tokens = await client.authorizationCodeGrant(config, new URL(page.url()), { pkceCodeVerifier: request.verifier, expectedState: request.state })
+  t.equal(tokens.claims()?.sub, String(user.id))
+
+  // An address with no account: the header variant asks for a name and no username.
+  const again = await authorizationRequest(config, 'openid email', { redirect_uri: `${app}/callback` })
+  const fresh = await watchedPage(browser, t)
+  await fresh.page.goto(again.url.href)
+  await fresh.page.getByLabel('Email').fill('mary@example.test')
+  await fresh.page.getByRole('button', { name: 'Email me a code' }).click()
+  const newcomer = /email_code=(\d{6})/.exec((await mailbox.next('mary@example.test', 'Your sign-in code')).text ?? '')?.[1] ?? ''
+  await fresh.page.getByLabel('Code from the mail').fill(newcomer)
+  await fresh.page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await fresh.page.getByLabel('First name').fill('Mary')
+  t.ok(await fresh.page.locator('#signup-username').isHidden(), 'no username asked in the header variant')
+  await fresh.page.getByLabel('Last name').fill('Jackson')
+  await fresh.page.getByRole('button', { name: 'Create the account' }).click()
+  await Promise.all([fresh.page.waitForURL(`${app}/callback?**`), fresh.page.getByRole('button', { name: 'Allow' }).click()])
+  const created = await client.authorizationCodeGrant(config, new URL(fresh.page.url()), { pkceCodeVerifier: again.verifier, expectedState: again.state })
+  t.equal(created.claims()?.sub, String((await server.store.findUserByEmail('mary@example.test'))?.id), 'the new account signs in to the app')
+  t.same([...await violations(), ...await fresh.violations()], [])
 })
 
 t.test('in Chromium: the device flow (RFC 8628): code page, sign-in, consent, "you can close this page"; then the device polls its tokens', { skip: skipWithoutChromium }, async (t) => {

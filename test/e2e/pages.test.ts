@@ -142,11 +142,11 @@ t.test('the pages in Chromium', {
 
     clock.advance(2100) // past REAUTH_MAX_AGE on the app's clock (the login was the last password proof)
     await page.fill('#email-new', `new-${user.email}`)
-    await page.click('#email-form button')
+    await page.click('#email-form button[type=submit]')
     await page.locator('#email-password').waitFor()
     t.equal(await focusedId(page, 'email-password'), 'email-password', 'the password is asked for, with the focus on it')
     await page.fill('#email-password', user.password)
-    await page.click('#email-form button')
+    await page.click('#email-form button[type=submit]')
     await page.locator('#email-message').filter({ hasText: `now new-${user.email}` }).waitFor()
     t.equal(await page.locator('#signed-in-title').textContent(), `Signed in as new-${user.email}`)
 

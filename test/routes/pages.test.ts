@@ -110,6 +110,19 @@ t.test('the console has a hidden "Sign in with another account" section and a "L
   t.match(script, /history\.replaceState/, 'the fragment leaves the address bar')
 })
 
+t.test('both sign-in pages offer passkey autofill on the email input and "Email me a code" with a one-time-code field', async (t) => {
+  const server = await build(t)
+  for (const url of ['/account', '/oauth/interaction/some-uid']) {
+    const page = await get(server, url)
+    t.equal(page.statusCode, 200, url)
+    t.match(page.body, /<input id="login-email" name="email" type="email" autocomplete="username webauthn" required>/, `${url}: the browser's autofill may offer passkeys there`)
+    t.match(page.body, /<button id="email-code-start" type="button" class="secondary">Email me a code<\/button>/, url)
+    t.match(page.body, /<input id="mailed-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code"/, `${url}: a numeric keypad, the code offered from the mail`)
+    t.notMatch(/<form id="mailed-code-form"[\s\S]*?<\/form>/.exec(page.body)?.[0] ?? '', /type="password"/, `${url}: the code step (a sign-up too) has no password field`)
+    for (const field of ['first_name', 'last_name', 'username']) t.match(page.body, new RegExp(`<div data-signup="${field}" hidden>`), `${url}: ${field}, shown when the verify asks for it`)
+  }
+})
+
 t.test('/demo, the old demo page, leads to the account console', async (t) => {
   const server = await build(t)
   for (const url of ['/demo', '/demo/']) {

@@ -5,11 +5,13 @@ import qrcode from './qrcode.js'
 import { authorized, explain } from './api.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say, timeElement } from './forms.js'
 import { passkeysAvailable, passkeyStepUp } from './passkey-sign-in.js'
+import { cleanCode } from './email-code.js'
 
 const $ = (selector) => document.querySelector(selector)
 const SVG = 'http://www.w3.org/2000/svg'
 let sessionEnded = () => false
 let onChange = async () => {}
+let signedInEmail = () => ''
 
 // ---- The password (and, with TOTP, a code), asked for when the service answers 403 REAUTHENTICATION_REQUIRED ----
 
@@ -18,6 +20,7 @@ let waiting = null
 
 function finishReauth (confirmed) {
   reauthForm.reset()
+  showMailedCode(false)
   markInvalid(reauthForm, [])
   say(messageOf(reauthForm), '')
   reauthForm.hidden = true
@@ -40,19 +43,50 @@ export function reauthRefusal (proof) {
   const code = proof.body?.code
   if (code === 'MFA_REQUIRED') return { field: 'code', text: 'Type the code your authenticator app shows (or a recovery code) too.' }
   if (code === 'INVALID_MFA_CODE') return { field: 'code', text: 'That code is not right (or was used already). Try the current one.' }
+  if (code === 'INVALID_CODE') return { field: 'email_code', text: 'That code from the mail is not right, has expired or was used. Check the newest mail, or send a new code.' }
   return { field: 'password', text: proof.status === 400 ? 'Type your password to confirm.' : explain(proof) }
 }
 
+/** The mailed code in place of the password (an account without one, or a person who forgot it), or the password again. */
+function showMailedCode (shown) {
+  $('#security-mailed-code-field').hidden = !shown
+  $('label[for=security-password]').hidden = shown
+  $('#security-password').hidden = shown
+  $('#security-email-code').textContent = shown ? 'Send a new code' : 'Email me a code instead'
+}
+
+// The input of each field a refusal blames.
+const REAUTH_INPUTS = { password: '#security-password', code: '#security-code', email_code: '#security-mailed-code' }
+
 onSubmit(reauthForm, async (form) => {
-  // An empty code is left out: only an account with TOTP needs one.
-  const proof = await authorized('POST', 'auth/reauthenticate', fieldsOf(form, { skipEmpty: true }))
+  // An empty field is left out: only an account with TOTP needs a code; the mailed code stands in for the password.
+  const { password, code, email_code: emailCode } = fieldsOf(form, { skipEmpty: true })
+  const proofBody = $('#security-mailed-code-field').hidden
+    ? { password: password ?? '' }
+    : { email_code: cleanCode(emailCode ?? '') }
+  if (code !== undefined) proofBody.code = code.trim()
+  const proof = await authorized('POST', 'auth/reauthenticate', proofBody)
   if (proof.status === 204) return finishReauth(true)
   if (sessionEnded(proof)) return finishReauth(false)
   const { field, text } = reauthRefusal(proof)
-  if (field === 'code') $('#security-code-field').hidden = false
-  markInvalid(form, [field])
-  say(messageOf(form), text, 'error')
-  $(`#security-${field}`).focus()
+  const blamed = field === 'password' && proofBody.email_code !== undefined ? 'email_code' : field
+  if (blamed === 'code') $('#security-code-field').hidden = false
+  markInvalid(form, [blamed])
+  say(messageOf(form), blamed === 'email_code' && field === 'password' && proof.status === 400 ? 'Type the six-digit code from the mail.' : text, 'error')
+  $(REAUTH_INPUTS[blamed]).focus()
+})
+
+onClick($('#security-email-code'), async () => {
+  const answer = await authorized('POST', 'auth/email-code', { email: signedInEmail() })
+  if (answer.status !== 202) {
+    if (!sessionEnded(answer)) say(messageOf(reauthForm), answer.status === 404 ? 'Mailed codes are turned off here: use your password.' : explain(answer), 'error')
+    return
+  }
+  showMailedCode(true)
+  $('#security-mailed-code').value = ''
+  markInvalid(reauthForm, [])
+  say(messageOf(reauthForm), `We mailed a code to ${signedInEmail()}.`)
+  $('#security-mailed-code').focus()
 })
 
 onClick($('#security-reauth-cancel'), async () => finishReauth(false))
@@ -274,34 +308,56 @@ export async function loadPasskeys () {
   }
 }
 
-onSubmit($('#passkey-add-form'), async (form) => {
-  if (!canCreate) return say(passkeysMessage, 'This browser cannot create passkeys.', 'error')
+/**
+ * Adds a passkey (named `name`, or by the service's default): the service's options, the authenticator's new
+ * credential, POST auth/passkeys; the outcome shown in the Passkeys section. True once added.
+ */
+export async function addPasskey (name) {
+  if (!canCreate) {
+    say(passkeysMessage, 'This browser cannot create passkeys.', 'error')
+    return false
+  }
   say(passkeysMessage, '')
   const options = await freshCall(passkeysSection, 'POST', 'auth/passkeys/registration-options')
-  if (options?.status !== 200) return refused(passkeysMessage, options)
+  if (options?.status !== 200) {
+    refused(passkeysMessage, options)
+    return false
+  }
   let credential
   try {
     credential = await navigator.credentials.create({ publicKey: window.PublicKeyCredential.parseCreationOptionsFromJSON(options.body) })
   } catch (error) {
-    return say(passkeysMessage, error?.name === 'InvalidStateError'
+    say(passkeysMessage, error?.name === 'InvalidStateError'
       ? 'This device holds a passkey for your account already.'
       : 'No passkey was created (cancelled, or the device refused).', 'error')
+    return false
   }
-  const name = fieldsOf(form).name?.trim()
   const answer = await freshCall(passkeysSection, 'POST', 'auth/passkeys', { ...credential.toJSON(), ...(name ? { name } : {}) })
-  if (answer?.status !== 201) return refused(passkeysMessage, answer)
-  form.reset()
+  if (answer?.status !== 201) {
+    refused(passkeysMessage, answer)
+    return false
+  }
   await onChange()
   say(passkeysMessage, `The passkey "${answer.body.name}" is added: you can sign in with it.`)
   $('#passkeys-title').focus()
+  return true
+}
+
+/** Whether this browser can create a passkey (the console offers one after a sign-up without a password). */
+export const passkeyCreationAvailable = canCreate
+
+onSubmit($('#passkey-add-form'), async (form) => {
+  if (await addPasskey(fieldsOf(form).name?.trim())) form.reset()
 })
 
 /**
  * Wires the section to the console: `ended(answer)` shows the sign-in form when a call found the session
- * ended; `changed()` reads the account again (the status, the passkeys) after a change.
+ * ended; `changed()` reads the account again (the status, the passkeys) after a change; `email()` is the
+ * signed-in account's address (where the re-authentication's mailed code goes).
  */
-export function setUpSecurity ({ ended, changed }) {
+export function setUpSecurity ({ ended, changed, email }) {
   sessionEnded = ended
   onChange = changed
+  signedInEmail = email
   if (!canCreate) say(passkeysMessage, 'This browser cannot create passkeys; you can still add one from another browser.', 'error')
 }

@@ -3,16 +3,18 @@
 // access token in their body, are left unread) and keeps nothing in web storage.
 import { authorized, blamedFields, call, explain } from './api.js'
 import { renderApps, renderEvents, renderSessions } from './account-lists.js'
-import { loadPasskeys, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
+import { addPasskey, freshCall, loadPasskeys, passkeyCreationAvailable, reauthRefusal, resetSecurity, setUpSecurity, showTwoStep } from './account-security.js'
 import { loadIdentities, loadProviders, resetIdentities, takeSignInFragment } from './account-providers.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
-import { passkeySignIn, passkeysAvailable } from './passkey-sign-in.js'
+import { passkeySignIn, passkeysAvailable, startPasskeyAutofill, stopPasskeyAutofill } from './passkey-sign-in.js'
+import { cleanCode, setUpEmailCode, takeCodeLink } from './email-code.js'
 
 const $ = (selector) => document.querySelector(selector)
 const status = $('#status')
 const PROFILE_FIELDS = ['first_name', 'last_name', 'username']
 const PASSWORD_HINT = $('#mfa-hint').textContent
 const PROVIDER_HINT = 'The provider has signed you in. Type the six-digit code your authenticator app shows, or one of your recovery codes.'
+const MAILED_CODE_HINT = 'The code from the mail is right. Type the six-digit code your authenticator app shows, or one of your recovery codes.'
 let user = null
 // The login's second step: the mfa_token of its 403 MFA_REQUIRED answer (not a session token: it
 // only lets POST /auth/mfa/verify finish this one login, with a code).
@@ -21,6 +23,7 @@ let mfaToken = null
 /** Back to the first step of the sign-in (email and password). */
 function showPasswordStep () {
   mfaToken = null
+  emailCode.close()
   $('#mfa-form').reset()
   markInvalid($('#mfa-form'), [])
   say(messageOf($('#mfa-form')), '')
@@ -31,6 +34,7 @@ function showPasswordStep () {
 
 /** The sign-in's code step, for the mfa_token of a login's 403 MFA_REQUIRED or of a provider's sign-in (#mfa_token=). */
 function showCodeStep (token, hint = PASSWORD_HINT) {
+  stopPasskeyAutofill()
   mfaToken = token
   $('#login-form').hidden = true
   $('#mfa-hint').textContent = hint
@@ -43,15 +47,29 @@ function showSignedOut ({ focus = false, message, kind = 'ok' } = {}) {
   resetSecurity()
   resetIdentities()
   showPasswordStep()
+  showEmailMailedCode(false)
+  $('#passkey-offer').hidden = true
   $('#signed-in').hidden = true
   $('#signed-out').hidden = false
   say(status, message ?? '', kind)
   if (focus) $('#login-title').focus()
+  startAutofill()
 }
+
+// Passkey autofill on the sign-in form's email input (autocomplete="username webauthn"): waiting while the form is shown.
+const autofill = {
+  read: false,
+  signedIn: () => showAccount({ focus: true }),
+  failed: (text) => say(messageOf($('#login-form')), text, 'error')
+}
+const startAutofill = () => { startPasskeyAutofill(autofill) }
+
+// The 401s that refuse a proof (a password, a mailed code, an authenticator code), not the session.
+const REFUSED_PROOFS = ['INVALID_CREDENTIALS', 'INVALID_CODE', 'INVALID_MFA_CODE']
 
 /** A signed-in call answered 401 (session ended elsewhere, expired): back to the sign-in form. */
 function sessionEnded (answer) {
-  if (answer.status !== 401 || answer.body?.code === 'INVALID_CREDENTIALS') return false
+  if (answer.status !== 401 || REFUSED_PROOFS.includes(answer.body?.code)) return false
   showSignedOut({ focus: true, message: 'Your session has ended. Sign in again.', kind: 'error' })
   return true
 }
@@ -109,6 +127,7 @@ async function showAccount ({ focus = false } = {}) {
     showSignedOut({ focus, message: answer.status === 401 ? '' : explain(answer), kind: 'error' })
     return
   }
+  stopPasskeyAutofill()
   user = answer.body
   fillProfile()
   showTwoStep(user.mfa)
@@ -158,6 +177,7 @@ onSubmit($('#mfa-form'), async (form) => {
     // The mfa_token is used up, expired or void after wrong codes: the sign-in starts over.
     showPasswordStep()
     say(messageOf($('#login-form')), `${explain(answer)} Sign in again.`, 'error')
+    startAutofill()
     return $('#login-email').focus()
   }
   markInvalid(form, answer.status === 401 || answer.status === 400 ? ['code'] : [])
@@ -168,6 +188,7 @@ onSubmit($('#mfa-form'), async (form) => {
 onClick($('#mfa-cancel'), async () => {
   showPasswordStep()
   $('#login-email').focus()
+  startAutofill()
 })
 
 const passkeyLogin = $('#passkey-login')
@@ -176,8 +197,43 @@ onClick(passkeyLogin, async () => {
   const message = messageOf($('#login-form'))
   say(message, '')
   const { error } = await passkeySignIn({ read: false })
-  if (error !== undefined) return say(message, error, 'error')
+  if (error !== undefined) {
+    say(message, error, 'error')
+    // The modal request ended the autofill's: it waits again.
+    return startAutofill()
+  }
   await showAccount({ focus: true })
+})
+
+// "Email me a code": a sign-in, or (for an address with no account) a sign-up, with no password.
+const emailCode = setUpEmailCode({
+  read: false,
+  leaving: stopPasskeyAutofill,
+  back: startAutofill,
+  mfaRequired: (token) => showCodeStep(token, MAILED_CODE_HINT),
+  signedIn: async (answer) => {
+    if (answer.status !== 201) return await showAccount({ focus: true })
+    await showAccount()
+    say(status, `Your account is created, and ${user?.email ?? 'your address'} is verified: the code proved it.`)
+    // No password, ever: a passkey is the way to sign in next time without a mail.
+    if (!passkeyCreationAvailable) return $('#signed-in-title').focus()
+    $('#passkey-offer').hidden = false
+    $('#passkey-offer-title').focus()
+  }
+})
+
+onClick($('#passkey-offer-add'), async () => {
+  say(messageOf($('#passkey-offer')), '')
+  if (await addPasskey()) {
+    $('#passkey-offer').hidden = true
+    return
+  }
+  say(messageOf($('#passkey-offer')), $('#passkeys-message').textContent, 'error')
+})
+
+onClick($('#passkey-offer-later'), async () => {
+  $('#passkey-offer').hidden = true
+  $('#signed-in-title').focus()
 })
 
 onSubmit($('#register-form'), async (form) => {
@@ -208,14 +264,37 @@ onSubmit($('#profile-form'), async (form) => {
   say(messageOf(form), 'The profile is saved.')
 })
 
+/** The email change's proof: the password, or (after "Email me a code instead") the mailed code in its place. */
+function showEmailMailedCode (shown) {
+  $('#email-mailed-code-field').hidden = !shown
+  $('label[for=email-password]').hidden = shown
+  $('#email-password').hidden = shown
+  $('#email-email-code').textContent = shown ? 'Send a new code' : 'Email me a code instead'
+}
+
+onClick($('#email-email-code'), async () => {
+  const message = messageOf($('#email-form'))
+  const answer = await authorized('POST', 'auth/email-code', { email: user.email })
+  if (answer.status !== 202) return sessionEnded(answer) || say(message, answer.status === 404 ? 'Mailed codes are turned off here: use your password.' : explain(answer), 'error')
+  showEmailMailedCode(true)
+  $('#email-mailed-code').value = ''
+  markInvalid($('#email-form'), [])
+  say(message, `We mailed a code to ${user.email}.`)
+  $('#email-mailed-code').focus()
+})
+
 onSubmit($('#email-form'), async (form) => {
-  const { email, password = '', code = '' } = fieldsOf(form)
+  const { email, password = '', code = '', email_code: emailCode = '' } = fieldsOf(form)
   const message = messageOf(form)
   if (!$('#reauth').hidden) {
-    const proof = await authorized('POST', 'auth/reauthenticate', { password, ...(code.trim() === '' ? {} : { code: code.trim() }) })
+    const byMail = !$('#email-mailed-code-field').hidden
+    const proof = await authorized('POST', 'auth/reauthenticate', {
+      ...(byMail ? { email_code: cleanCode(emailCode) } : { password }),
+      ...(code.trim() === '' ? {} : { code: code.trim() })
+    })
     if (proof.status === 400) {
-      markInvalid(form, ['password'])
-      return say(message, 'Type your password to confirm the change.', 'error')
+      markInvalid(form, [byMail ? 'email_code' : 'password'])
+      return say(message, byMail ? 'Type the six-digit code from the mail.' : 'Type your password to confirm the change.', 'error')
     }
     if (proof.status === 401 || proof.status === 403) {
       if (sessionEnded(proof)) return
@@ -223,7 +302,7 @@ onSubmit($('#email-form'), async (form) => {
       if (field === 'code') $('#email-code-field').hidden = false
       markInvalid(form, [field])
       say(message, text, 'error')
-      return $(`#email-${field}`).focus()
+      return $(field === 'email_code' ? '#email-mailed-code' : `#email-${field}`).focus()
     }
     if (proof.status !== 204) return refuse(form, proof)
   }
@@ -238,6 +317,7 @@ onSubmit($('#email-form'), async (form) => {
   form.reset()
   markInvalid(form, [])
   $('#reauth').hidden = true
+  showEmailMailedCode(false)
   await showAccount()
   say(message, `Your address is now ${user.email}. We mailed it a verification link; every other device is signed out.`)
 })
@@ -251,14 +331,34 @@ onSubmit($('#password-form'), async (form) => {
   await Promise.all([loadSessions(), loadEvents()])
 })
 
+// The first password of an account that has none (POST /auth/password), through the confirmation prompt when the
+// session is no longer fresh; an account with a password is told to change it above.
+onSubmit($('#first-password-form'), async (form) => {
+  const answer = await freshCall($('#password-title').parentElement, 'POST', 'auth/password', fieldsOf(form))
+  if (answer === null) return say(messageOf(form), 'Cancelled: nothing was changed.', 'error')
+  if (answer.status === 409 && answer.body?.code === 'PASSWORD_ALREADY_SET') {
+    markInvalid(form, [])
+    return say(messageOf(form), 'Your account has a password already: change it with the form above.', 'error')
+  }
+  if (answer.status !== 204) return refuse(form, answer)
+  form.reset()
+  markInvalid(form, [])
+  say(messageOf(form), 'Your password is set: you can sign in with it too. Every other device is signed out.')
+  await Promise.all([loadSessions(), loadEvents()])
+})
+
 onSubmit($('#delete-form'), async (form) => {
   const { password = '', confirm } = fieldsOf(form)
   if (confirm !== 'yes') {
     markInvalid(form, ['confirm'])
     return say(messageOf(form), 'Tick the box to confirm that the account should be deleted.', 'error')
   }
-  // No password typed: the account has none (provider or passkey only), and a fresh session is its proof.
-  const answer = await authorized('DELETE', `users/${user.id}`, password === '' ? {} : { password })
+  // No password typed: the account has none (a mailed code, a provider or a passkey only), and a fresh session is its
+  // proof; past REAUTH_MAX_AGE the confirmation prompt (a mailed code in place of the password) makes it fresh again.
+  const answer = password === ''
+    ? await freshCall($('#delete-title').parentElement, 'DELETE', `users/${user.id}`, {})
+    : await authorized('DELETE', `users/${user.id}`, { password })
+  if (answer === null) return say(messageOf(form), 'Cancelled: the account is kept.', 'error')
   if (answer.status !== 204) return refuse(form, answer)
   form.reset()
   showSignedOut({ focus: true, message: 'Your account is deleted. Goodbye.' })
@@ -287,14 +387,23 @@ onClick($('#end-others'), async () => {
     : `Signed out ${ended} other ${ended === 1 ? 'device' : 'devices'}.`, ended === others.length ? 'ok' : 'error')
 })
 
-setUpSecurity({ ended: sessionEnded, changed: () => showAccount() })
+setUpSecurity({ ended: sessionEnded, changed: () => showAccount(), email: () => user?.email ?? '' })
 
-/** The first view: the account, or the sign-in with what a provider's sign-in sent back in the fragment. */
+/** The first view: the account, or the sign-in with what the mailed link or a provider's sign-in put in the fragment. */
 async function start () {
+  const mailedLink = takeCodeLink()
   const landing = takeSignInFragment()
   await loadProviders()
   await showAccount()
-  if (!$('#signed-in').hidden) return
+  if (!$('#signed-in').hidden) {
+    if (mailedLink !== null) say(status, 'You are signed in already: the code from the mail is not needed.')
+    return
+  }
+  if (mailedLink !== null) {
+    // The mailed link fills the code in; pressing the button spends it (a mail scanner that opens the link spends nothing).
+    $('#login-email').value = mailedLink.email
+    return emailCode.open(mailedLink.email, mailedLink.code)
+  }
   if (landing.mfaToken) return showCodeStep(landing.mfaToken, PROVIDER_HINT)
   if (landing.error) {
     say(status, landing.error, 'error')

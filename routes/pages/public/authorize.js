@@ -1,10 +1,12 @@
 // The sign-in and consent of an app that signs people in with this service (OAuth / OpenID Connect).
-// The page signs in through the service's own API (password, then the second factor; a passkey), then
+// The page signs in through the service's own API (password, then the second factor; a passkey, chosen
+// with its button or from the email input's autofill; a mailed code, which also signs up), then
 // tells the interaction who signed in: in the cookie variant the access cookie says it, in the header
 // variant the login's access token is sent once, in a header, and not kept.
 import { call } from './api.js'
 import { fieldsOf, markInvalid, messageOf, onClick, onSubmit, say } from './forms.js'
-import { passkeySignIn, passkeysAvailable } from './passkey-sign-in.js'
+import { passkeySignIn, passkeysAvailable, startPasskeyAutofill, stopPasskeyAutofill } from './passkey-sign-in.js'
+import { setUpEmailCode } from './email-code.js'
 
 const $ = (selector) => document.querySelector(selector)
 const HEADER_VARIANT = document.body.dataset.variant === 'header'
@@ -48,9 +50,16 @@ async function signedIn (loginAnswer, message) {
   window.location.assign(answer.body.location)
 }
 
-function showCodeStep (token) {
+const PASSWORD_HINT = $('#mfa-hint').textContent
+const MAILED_CODE_HINT = 'The code from the mail is right. Type the six-digit code your authenticator app shows, or one of your recovery codes.'
+
+/** The second factor's step, for the mfa_token of a 403 MFA_REQUIRED (after a password, a mailed code or a provider). */
+function showCodeStep (token, hint = PASSWORD_HINT) {
+  stopPasskeyAutofill()
+  $('#mfa-hint').textContent = hint
   mfaToken = token
   $('#login-form').hidden = true
+  $('#mailed-code-form').hidden = true
   $('#mfa-form').hidden = false
   $('#mfa-title').focus()
 }
@@ -81,8 +90,30 @@ onClick(passkeyLogin, async () => {
   const message = messageOf($('#login-form'))
   say(message, '')
   const { answer, error } = await passkeySignIn({ read: true })
-  if (error !== undefined) return say(message, error, 'error')
+  if (error !== undefined) {
+    say(message, error, 'error')
+    // The modal request ended the autofill's: it waits again.
+    return startAutofill()
+  }
   await signedIn(answer, message)
+})
+
+// Passkey autofill on the email input (autocomplete="username webauthn"), waiting while the sign-in form is shown.
+const autofill = {
+  read: true,
+  signedIn: (answer) => signedIn(answer, messageOf($('#login-form'))),
+  failed: (text) => say(messageOf($('#login-form')), text, 'error')
+}
+const startAutofill = () => { startPasskeyAutofill(autofill) }
+
+// "Email me a code": the interaction goes on as after a password (POST <interaction>/login with the new session),
+// for an account the code signs in to and for one it creates.
+setUpEmailCode({
+  read: true,
+  leaving: stopPasskeyAutofill,
+  back: startAutofill,
+  mfaRequired: (token) => showCodeStep(token, MAILED_CODE_HINT),
+  signedIn: (answer) => signedIn(answer, messageOf($('#mailed-code-form')))
 })
 
 // Which button sent the consent form: Allow or Deny.
@@ -200,6 +231,7 @@ async function start () {
   }
   $('#login-form').hidden = false
   $('#login-email').focus()
+  startAutofill()
 }
 
 start()

@@ -30,6 +30,8 @@ export async function passkeyStepUp () {
 
 /** The ceremony: the service's options, the authenticator's answer as JSON, or `{ error }` to show. */
 async function passkeyAssertion () {
+  // A browser runs one WebAuthn request at a time: the autofill's waiting one gives way to this modal one.
+  stopPasskeyAutofill()
   const options = await call('POST', 'auth/passkeys/authentication-options')
   if (options.status !== 200) return { error: explain(options) }
   try {
@@ -38,4 +40,59 @@ async function passkeyAssertion () {
   } catch {
     return { error: 'No passkey was used (cancelled, or none on this device).' }
   }
+}
+
+// ---- Passkey autofill (conditional mediation): the browser lists this site's passkeys in the autofill of the
+// input marked autocomplete="username webauthn", and choosing one signs in without a press of "Sign in with a passkey".
+
+// The service's challenge is good for 5 minutes: a sign-in page left open asks for a new one before then.
+const AUTOFILL_RENEW_MS = 4 * 60 * 1000
+// The waiting conditional request, aborted when another sign-in starts or the page leaves the sign-in form.
+let autofill = null
+
+/** Whether this browser offers passkeys in autofill (PublicKeyCredential.isConditionalMediationAvailable). */
+export async function passkeyAutofillAvailable () {
+  if (!passkeysAvailable || typeof window.PublicKeyCredential.isConditionalMediationAvailable !== 'function') return false
+  try {
+    return await window.PublicKeyCredential.isConditionalMediationAvailable() === true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Starts the autofill's request, where the browser can: a passkey chosen there ends in POST auth/passkeys/login,
+ * then `signedIn(answer)` (its body read only when `read`); a refused one in `failed(text)`. Nothing happens (and
+ * nothing is shown) until the person picks a passkey.
+ */
+export async function startPasskeyAutofill ({ read, signedIn, failed }) {
+  stopPasskeyAutofill()
+  const controller = new AbortController()
+  autofill = controller
+  if (!(await passkeyAutofillAvailable()) || controller.signal.aborted) return
+  const options = await call('POST', 'auth/passkeys/authentication-options')
+  if (options.status !== 200 || controller.signal.aborted) return
+  const renew = setTimeout(() => { if (autofill === controller) startPasskeyAutofill({ read, signedIn, failed }) }, AUTOFILL_RENEW_MS)
+  let credential
+  try {
+    const publicKey = window.PublicKeyCredential.parseRequestOptionsFromJSON(options.body)
+    credential = await navigator.credentials.get({ mediation: 'conditional', publicKey, signal: controller.signal })
+  } catch {
+    // Aborted (another sign-in began, the page moved on, the challenge was renewed) or refused by the browser.
+    return
+  } finally {
+    clearTimeout(renew)
+  }
+  if (autofill !== controller || credential === null) return
+  autofill = null
+  const answer = await call('POST', 'auth/passkeys/login', credential.toJSON(), { read })
+  if (answer.status === 200) return await signedIn(answer)
+  // Not started again by itself: a browser that answers at once (an automated one) would loop. The button stays.
+  failed(explain(answer))
+}
+
+/** Ends the autofill's waiting request, if any (a modal passkey request, a sign-in by other means, the console shown). */
+export function stopPasskeyAutofill () {
+  autofill?.abort()
+  autofill = null
 }
