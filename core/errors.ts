@@ -49,6 +49,7 @@ export const InteractionNotFoundError = createError('INTERACTION_NOT_FOUND', 'Th
 export const InteractionStepError = createError<[string]>('INTERACTION_STEP', '%s', 409)
 export const FreshSignInRequiredError = createError('FRESH_SIGN_IN_REQUIRED', 'The app asks you to sign in again: enter your password or use a passkey', 401)
 export const UserNotFoundError = createError('USER_NOT_FOUND', 'The user does not exist', 404)
+export const OrgNotFoundError = createError('ORG_NOT_FOUND', 'The organisation does not exist, or you are not a member of it', 404)
 export const SessionNotFoundError = createError('SESSION_NOT_FOUND', 'No such session of yours', 404)
 export const AppNotFoundError = createError('APP_NOT_FOUND', 'No app has access to your account with that client id', 404)
 export const PasskeyNotFoundError = createError('PASSKEY_NOT_FOUND', 'No such passkey of yours', 404)

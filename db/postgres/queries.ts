@@ -27,7 +27,7 @@ export function prepareStatements (db: Db) {
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare('revocations_after'),
     // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
     // and its status-list index.
-    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt })
+    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt, activeOrgId: sessions.activeOrgId })
       .from(refreshTokens)
       .innerJoin(users, eq(users.id, refreshTokens.userId))
       .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))

@@ -107,7 +107,7 @@ export function prepareStatements (db: Db) {
     }).prepare(),
     // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
     // and its status-list index.
-    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt })
+    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt, activeOrgId: sessions.activeOrgId })
       .from(refreshTokens)
       .innerJoin(users, eq(users.id, refreshTokens.userId))
       .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
@@ -132,7 +132,8 @@ export function prepareStatements (db: Db) {
         userId: refreshTokens.userId,
         familyId: refreshTokens.familyId,
         sessionStartedAt: sessionStartOf(refreshTokens).mapWith(Number),
-        statusIndex: sql<number | null>`(select ${sessionStatusIndexes.statusIndex} from ${sessionStatusIndexes} where ${sessionStatusIndexes.sessionId} = ${refreshTokens.familyId})`
+        statusIndex: sql<number | null>`(select ${sessionStatusIndexes.statusIndex} from ${sessionStatusIndexes} where ${sessionStatusIndexes.sessionId} = ${refreshTokens.familyId})`,
+        activeOrgId: sql<number | null>`(select ${sessions.activeOrgId} from ${sessions} where ${sessions.id} = ${refreshTokens.familyId})`
       })
       .prepare(),
     revokeFamily: db.update(refreshTokens)

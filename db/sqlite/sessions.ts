@@ -22,7 +22,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     if (claimed === undefined) return undefined
     const expiresAt = new Date(Math.min(now.getTime() + refreshTokenTtlMs, claimed.sessionStartedAt + sessionMaxAgeMs))
     c.statements.insertRefreshToken.run({ tokenHash: successorHash, userId: claimed.userId, familyId: claimed.familyId, expiresAt, now })
-    return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt }
+    return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt, activeOrgId: claimed.activeOrgId }
   }
 
   /** The batch's transaction and its savepoints, made once per connection (better-sqlite3 wraps each function anew). */
@@ -167,6 +167,10 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
 
     async touchSession (id: string, now: Date) {
       c.run(() => c.statements.touchSession.run({ id, now: now.getTime() }))
+    },
+
+    async setActiveOrganisation (sessionId: string, orgId: number | null) {
+      c.run(() => c.db.update(sessions).set({ activeOrgId: orgId }).where(eq(sessions.id, sessionId)).run())
     },
 
     async findSession (id: string) {

@@ -20,15 +20,25 @@ async function setUp (t: Test) {
   const store = await testStore(t)
   const clock = testClock()
   const events: Array<{ type: SecurityEventType, subject: EventSubject }> = []
+  // The memberships as the organisations store answers them (its own tests cover it): userId → held memberships.
+  const held = new Map<number, Array<{ orgId: number, slug: string, role: string }>>()
+  let membershipReads = 0
+  const memberships = {
+    async membershipsOfUser (userId: number) {
+      membershipReads++
+      return held.get(userId) ?? []
+    }
+  }
   const sessions = createSessions({
     store,
     clock,
     accessTokens: { sign: (claims: AccessTokenClaims) => JSON.stringify(claims) },
     securityEvents: { async record (type, _client, subject) { events.push({ type, subject }) } },
-    statusList: { claim: (idx: number) => ({ status_list: { idx, uri: 'https://example.test/status/1' } }) }
+    statusList: { claim: (idx: number) => ({ status_list: { idx, uri: 'https://example.test/status/1' } }) },
+    memberships
   }, options)
   const newUser = async (email: string) => (await store.createUser({ firstName: 'A', lastName: 'B', username: null, email, passwordHash: null })).id
-  return { store, clock, events, sessions, userId: await newUser('owner@example.com'), newUser }
+  return { store, clock, events, sessions, userId: await newUser('owner@example.com'), newUser, held, membershipReads: () => membershipReads }
 }
 
 t.test('a login starts a session: an access token for it and a refresh token that lives REFRESH_TOKEN_TTL', async (t) => {
@@ -143,4 +153,57 @@ t.test('a session remembers how it was signed in; a step-up adds its methods; a 
   const withCode = await sessions.start(userId, client, { methods: ['provider', 'recovery_code'] })
   await sessions.requireSecondFactor(withCode.sessionId)
   await t.rejects(sessions.requireSecondFactor('gone'), { code: 'SESSION_REVOKED' })
+})
+
+t.test('an activated organisation rides in the access token and in every refresh while the membership lasts, with its current role', async (t) => {
+  const { sessions, userId, held, membershipReads } = await setUp(t)
+  held.set(userId, [{ orgId: 7, slug: 'acme', role: 'admin' }, { orgId: 9, slug: 'other', role: 'member' }])
+  const started = await sessions.start(userId, client, password)
+  const claims = JSON.parse(started.accessToken) as AccessTokenClaims
+  t.equal(claims.org, undefined, 'a new session has no active organisation')
+
+  const activated = await sessions.activateOrganisation(claims, 7)
+  t.match(JSON.parse(activated.accessToken), { userId, sessionId: started.sessionId, org: { id: 7, slug: 'acme', role: 'admin' }, status: Object })
+
+  const refreshed = await sessions.refresh(started.refreshToken, { rotate: true }, client)
+  t.same(JSON.parse(refreshed.accessToken).org, { id: 7, slug: 'acme', role: 'admin' }, 'a rotating refresh keeps it')
+
+  held.set(userId, [{ orgId: 7, slug: 'acme', role: 'member' }])
+  const demoted = await sessions.refresh(refreshed.refreshToken as string, { rotate: false }, client)
+  t.same(JSON.parse(demoted.accessToken).org, { id: 7, slug: 'acme', role: 'member' }, 'the next refresh shows the new role')
+
+  held.set(userId, [])
+  const removed = await sessions.refresh(refreshed.refreshToken as string, { rotate: true }, client)
+  t.equal(JSON.parse(removed.accessToken).org, undefined, 'after removal the next refresh has no org')
+
+  held.set(userId, [{ orgId: 7, slug: 'acme', role: 'member' }])
+  const readsBefore = membershipReads()
+  const rejoined = await sessions.refresh(removed.refreshToken as string, { rotate: true }, client)
+  t.equal(JSON.parse(rejoined.accessToken).org, undefined, 'joining again does not make it active again unasked')
+  t.equal(membershipReads(), readsBefore, 'a session without an active organisation reads no membership at refresh')
+})
+
+t.test('deactivating drops the organisation from the token and from later refreshes', async (t) => {
+  const { sessions, userId, held } = await setUp(t)
+  held.set(userId, [{ orgId: 7, slug: 'acme', role: 'owner' }])
+  const started = await sessions.start(userId, client, password)
+  const activated = await sessions.activateOrganisation(JSON.parse(started.accessToken) as AccessTokenClaims, 7)
+  const deactivated = await sessions.deactivateOrganisation(JSON.parse(activated.accessToken) as AccessTokenClaims)
+  t.equal(JSON.parse(deactivated.accessToken).org, undefined)
+  t.match(JSON.parse(deactivated.accessToken), { userId, sessionId: started.sessionId, status: Object }, 'the rest of the claims stay')
+  const refreshed = await sessions.refresh(started.refreshToken, { rotate: true }, client)
+  t.equal(JSON.parse(refreshed.accessToken).org, undefined)
+})
+
+t.test('activating an organisation one is not a member of is 404 ORG_NOT_FOUND and changes nothing', async (t) => {
+  const { sessions, userId, newUser, held } = await setUp(t)
+  const stranger = await newUser('stranger@example.com')
+  held.set(stranger, [{ orgId: 7, slug: 'acme', role: 'owner' }])
+  held.set(userId, [{ orgId: 9, slug: 'mine', role: 'owner' }])
+  const started = await sessions.start(userId, client, password)
+  const claims = JSON.parse(started.accessToken) as AccessTokenClaims
+  await sessions.activateOrganisation(claims, 9)
+  await t.rejects(sessions.activateOrganisation(claims, 7), { code: 'ORG_NOT_FOUND', statusCode: 404 })
+  const refreshed = await sessions.refresh(started.refreshToken, { rotate: true }, client)
+  t.same(JSON.parse(refreshed.accessToken).org, { id: 9, slug: 'mine', role: 'owner' }, 'the active organisation stays the one before')
 })
