@@ -33,7 +33,9 @@ export const POSTGRES_TESTS = [
   // Readiness reports the store's health.
   'test/routes/health.test.ts',
   // GET /users/:id from memory, kept exact across instances by the log.
-  'test/routes/user-cache.test.ts'
+  'test/routes/user-cache.test.ts',
+  // Organisations: the active organisation a session remembers (a column read with the refresh token) and the memberships it reads.
+  'test/routes/orgs/*.test.ts'
 ]
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
