@@ -67,6 +67,8 @@ export interface SessionRecord {
    * sign-in's methods and every re-authentication's since; a refresh changes nothing.
    */
   amr: string
+  /** The organisation made active in this session (POST /orgs/:orgId/activate); null when none. */
+  activeOrgId: number | null
 }
 
 /**
