@@ -30,12 +30,13 @@ export const POSTGRES_TESTS = [
   'test/security/cli-admin-rules.test.ts',
   // Mailed sign-in codes: racing guesses against the cap, single use, the squatter rule's transaction.
   'test/routes/auth/*.test.ts',
+  // Organisations: the last owner kept in the store's transaction (two owners demoting each other at once), invitations single use;
+  // the active organisation a session remembers (a column read with the refresh token) and the memberships it reads.
+  'test/routes/orgs/*.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts',
   // GET /users/:id from memory, kept exact across instances by the log.
-  'test/routes/user-cache.test.ts',
-  // Organisations: the active organisation a session remembers (a column read with the refresh token) and the memberships it reads.
-  'test/routes/orgs/*.test.ts'
+  'test/routes/user-cache.test.ts'
 ]
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
