@@ -41,7 +41,9 @@ for (const variant of ['header', 'cookie'] as const) {
     const server = await build(t, { variant })
     const owner = await loggedInUser(server, variant)
     const member = await loggedInUser(server, variant)
-    const org = await server.store.createOrganisation({ name: 'Acme', slug: 'acme', ownerId: owner.user.id }, new Date())
+    const created = await server.inject({ method: 'POST', url: '/orgs', payload: { name: 'Acme', slug: 'acme' }, ...credentials(variant, owner) })
+    t.equal(created.statusCode, 201, created.body)
+    const org = created.json() as { id: number }
     await join(server, org.id, owner, member, 'admin')
 
     t.test('activate answers with a token carrying org, kept by refresh with the current role; gone after removal', async (t) => {
@@ -56,10 +58,12 @@ for (const variant of ['header', 'cookie'] as const) {
 
       t.same((await refresh(server, member)).org, { id: org.id, slug: 'acme', role: 'admin' }, 'a refresh keeps it')
 
-      t.match(await server.store.changeMemberRole(org.id, member.user.id, 'member', new Date()), { outcome: 'changed' })
+      const demoted = await server.inject({ method: 'PATCH', url: `/orgs/${org.id}/members/${member.user.id}`, payload: { role: 'member' }, ...credentials(variant, owner) })
+      t.ok(demoted.statusCode < 300, `the owner re-roles the member: ${demoted.statusCode}`)
       t.same((await refresh(server, member)).org, { id: org.id, slug: 'acme', role: 'member' }, 'the next refresh shows the new role')
 
-      t.match(await server.store.removeMember(org.id, member.user.id), { outcome: 'changed' })
+      const removed = await server.inject({ method: 'DELETE', url: `/orgs/${org.id}/members/${member.user.id}`, ...credentials(variant, owner) })
+      t.equal(removed.statusCode, 204, removed.body)
       t.equal((await refresh(server, member)).org, undefined, 'after removal the next refresh has no org')
       t.equal((await refresh(server, member)).org, undefined, 'nor any later one')
     })
@@ -74,6 +78,15 @@ for (const variant of ['header', 'cookie'] as const) {
       t.equal(claimsIn(owner.accessToken).org, undefined)
       t.equal(claimsIn(owner.accessToken).sid, claimsIn(activated.json().accessToken).sid, 'the same session')
       t.equal((await refresh(server, owner)).org, undefined)
+    })
+
+    t.test('a deleted organisation is gone from the next refresh', async (t) => {
+      const other = await loggedInUser(server, variant)
+      const own = await server.store.createOrganisation({ name: 'Short-lived', slug: `short-${variant}`, ownerId: other.user.id }, new Date())
+      other.accessToken = handedOver(await server.inject({ method: 'POST', url: `/orgs/${own.id}/activate`, ...credentials(variant, other) }))
+      t.match(claimsIn(other.accessToken).org, { id: own.id, role: 'owner' })
+      t.ok(await server.store.deleteOrganisation(own.id))
+      t.equal((await refresh(server, other)).org, undefined)
     })
 
     t.test('a non-member, or an organisation that does not exist, is 404 ORG_NOT_FOUND', async (t) => {
