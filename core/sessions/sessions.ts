@@ -74,7 +74,7 @@ export interface Sessions {
   deactivateOrganisation (claims: AccessTokenClaims): Promise<IssuedTokens>
 }
 
-/** The memberships a refresh and an activation read (db/store/organisations.ts): one read, with the slug and role. */
+/** The memberships an activation reads (db/store/organisations.ts): one read, with the slug and role. */
 export interface OrganisationMemberships {
   membershipsOfUser (userId: number): Promise<Array<{ orgId: number, slug: string, role: string }>>
 }
@@ -136,15 +136,17 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
   }
 
   /**
-   * At refresh, the session's active organisation as the membership stands now: one read, and only for a session
-   * that has one (the request path never reads it: the claim rides in the token). A membership gone (removed, left,
-   * the organisation deleted) clears it, so a later membership does not bring it back unasked.
+   * At refresh, the session's active organisation as the membership stands now, read by the store with the refresh
+   * token (no read of its own; the request path never reads it: the claim rides in the token). A membership gone
+   * (removed, left, the organisation deleted) clears it, so a later membership does not bring it back unasked.
    */
-  async function activeOrganisation (userId: number, sessionId: string, activeOrgId: number | null): Promise<ActiveOrganisationClaim | undefined> {
-    if (activeOrgId === null) return undefined
-    const org = await organisationClaim(userId, activeOrgId)
-    if (org === undefined) await store.setActiveOrganisation(sessionId, null)
-    return org
+  async function activeOrganisation (sessionId: string, read: Pick<FoundRefreshToken, 'activeOrgId' | 'activeMembership'>): Promise<ActiveOrganisationClaim | undefined> {
+    if (read.activeOrgId === null) return undefined
+    if (read.activeMembership === null) {
+      await store.setActiveOrganisation(sessionId, null)
+      return undefined
+    }
+    return { id: read.activeOrgId, slug: read.activeMembership.slug, role: read.activeMembership.role }
   }
 
   const sessionEnd = (record: FoundRefreshToken) => (record.sessionStartedAt ?? record.createdAt).getTime() + maxAgeMs
@@ -174,7 +176,7 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
           const { userId, familyId: sessionId, statusIndex, expiresAt } = rotated
           if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
           const status = statusIndex === null ? undefined : statusList.claim(statusIndex)
-          const org = await activeOrganisation(userId, sessionId, rotated.activeOrgId)
+          const org = await activeOrganisation(sessionId, rotated)
           // Whole seconds, rounded down: a cookie never outlives its token.
           const refreshTokenMaxAge = Math.floor((expiresAt.getTime() - now.getTime()) / 1000)
           return { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status, org }), refreshToken: successor, refreshTokenMaxAge }
@@ -189,7 +191,7 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
       const { userId, familyId: sessionId } = record
       if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
       const status = record.statusIndex === null ? undefined : statusList.claim(record.statusIndex)
-      const org = await activeOrganisation(userId, sessionId, record.activeOrgId)
+      const org = await activeOrganisation(sessionId, record)
       const issued = { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status, org }) }
       if (record.rotatedAt !== null) {
         if (now.getTime() - record.rotatedAt.getTime() < reuseGraceMs) return issued

@@ -24,6 +24,14 @@ export interface FoundRefreshToken extends RefreshTokenRecord {
   userDisabledAt: Date | null
   /** The session's active organisation (setActiveOrganisation), read with the token; null when none. */
   activeOrgId: number | null
+  /** The user's membership of it as it stands (its slug and role), read in the same query; null when none holds. */
+  activeMembership: ActiveMembership | null
+}
+
+/** What the `org` claim says of the session's active organisation: its slug and the user's role in it now. */
+export interface ActiveMembership {
+  slug: string
+  role: string
 }
 
 export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
@@ -50,6 +58,8 @@ export interface RotatedToken {
   expiresAt: Date
   /** The session's active organisation (setActiveOrganisation), read in the same statement; null when none. */
   activeOrgId: number | null
+  /** The user's membership of it as it stands, read in the same statement; null when none holds. */
+  activeMembership: ActiveMembership | null
 }
 
 /** What GET /auth/sessions shows of a session; `id` is the refresh-token family id (the `sid` claim). */
