@@ -1,4 +1,5 @@
-import t from 'tap'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { LightMyRequestResponse } from 'fastify'
 import { build } from '../../fixtures/build.js'
@@ -6,6 +7,31 @@ import { assertError } from '../../fixtures/assertions.js'
 import { cookieValue, credentials, loggedInUser, type Session } from '../../fixtures/factories.js'
 
 const DAY = 24 * 3600 * 1000
+
+/** The store methods `during` calls (from its own async context: timers started before do not count), as test/security/revocation.test.ts counts them. */
+async function storeCallsDuring (t: Test, server: FastifyInstance, during: () => Promise<unknown>): Promise<string[]> {
+  const backend = Object.getPrototypeOf(server.store) as Record<string, (...args: unknown[]) => unknown>
+  const calls: string[] = []
+  const counting = new AsyncLocalStorage<{ depth: number }>()
+  for (const name of Object.getOwnPropertyNames(backend)) {
+    const original = backend[name]
+    if (name === 'constructor' || typeof original !== 'function') continue
+    backend[name] = function (this: unknown, ...args: unknown[]) {
+      const context = counting.getStore()
+      if (context === undefined) return original.apply(this, args)
+      if (context.depth === 0) calls.push(name)
+      context.depth += 1
+      try {
+        return original.apply(this, args)
+      } finally {
+        context.depth -= 1
+      }
+    }
+    t.teardown(() => { backend[name] = original })
+  }
+  await counting.run({ depth: 0 }, during)
+  return calls
+}
 
 /** What an access token says, read as an API that verified it would (the signature is the routes' business). */
 function claimsIn (accessToken: string): Record<string, unknown> {
@@ -87,6 +113,23 @@ for (const variant of ['header', 'cookie'] as const) {
       t.match(claimsIn(other.accessToken).org, { id: own.id, role: 'owner' })
       t.ok(await server.store.deleteOrganisation(own.id))
       t.equal((await refresh(server, other)).org, undefined)
+    })
+
+    t.test('the claim costs no store read: GET /users/:id and a refresh make the same calls with an active organisation as without', async (t) => {
+      const plain = await loggedInUser(server, variant)
+      const active = await loggedInUser(server, variant)
+      const own = await server.store.createOrganisation({ name: 'Counted', slug: `counted-${variant}`, ownerId: active.user.id }, new Date())
+      active.accessToken = handedOver(await server.inject({ method: 'POST', url: `/orgs/${own.id}/activate`, ...credentials(variant, active) }))
+      const read = (session: Session) => server.inject({ method: 'GET', url: `/users/${session.user.id}`, ...credentials(variant, session) })
+      await read(plain)
+      await read(active)
+      t.same(await storeCallsDuring(t, server, () => read(active)), await storeCallsDuring(t, server, () => read(plain)), 'GET /users/:id')
+      await refresh(server, plain)
+      await refresh(server, active)
+      const withOrg = await storeCallsDuring(t, server, () => refresh(server, active))
+      t.same(withOrg, await storeCallsDuring(t, server, () => refresh(server, plain)), 'a refresh')
+      t.notOk(withOrg.includes('membershipsOfUser') || withOrg.includes('membershipOf'), 'no membership read of its own')
+      t.match((claimsIn(active.accessToken).org as { id: number }).id, own.id, 'and the refreshed token has the org')
     })
 
     t.test('a non-member, or an organisation that does not exist, is 404 ORG_NOT_FOUND', async (t) => {
