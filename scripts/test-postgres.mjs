@@ -30,7 +30,8 @@ export const POSTGRES_TESTS = [
   'test/security/cli-admin-rules.test.ts',
   // Mailed sign-in codes: racing guesses against the cap, single use, the squatter rule's transaction.
   'test/routes/auth/*.test.ts',
-  // Organisations: the last owner kept in the store's transaction (two owners demoting each other at once), invitations single use.
+  // Organisations: the last owner kept in the store's transaction (two owners demoting each other at once), invitations single use;
+  // the active organisation a session remembers (a column read with the refresh token) and the memberships it reads.
   'test/routes/orgs/*.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts',

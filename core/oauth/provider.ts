@@ -22,7 +22,7 @@ import type { GrantSessions } from './grant-sessions.js'
 import type { ProviderSessions } from './provider-sessions.js'
 import { createResourceServers } from './resource-servers.js'
 import { appTokenChecks, structuredTokens, type AppTokenChecks } from './structured-tokens.js'
-import { claimsOf, userClaims, userIdOf } from './user-claims.js'
+import { ORGANIZATIONS_SCOPE, claimsOf, organizationsClaim, userClaims, userIdOf } from './user-claims.js'
 import { providerInteractionPolicy } from './interaction-policy.js'
 import { answerUnknownPaths, tieSessions } from './provider-middleware.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
@@ -50,7 +50,7 @@ export const OAUTH_ROUTES = {
 /** The interactions (sign-in, consent) are the service's page at this path, under the pages' CSP (routes/oauth/). */
 export const interactionPath = (uid: string) => `/oauth/interaction/${uid}`
 
-export const SCOPES = ['openid', 'email', 'profile', 'offline_access'] as const
+export const SCOPES = ['openid', 'email', 'profile', 'offline_access', 'organizations'] as const
 
 export interface OAuthProviderOptions {
   /** PUBLIC_URL: the issuer, exactly. */
@@ -154,9 +154,15 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     async userinfo (sub, scopes) {
       const id = userIdOf(sub)
       const kept = id === undefined ? undefined : await deps.users.findWithEmailVerified(id)
-      return kept === undefined ? undefined : claims.forScopes(kept, scopes)
+      if (kept === undefined || id === undefined) return undefined
+      const answer = claims.forScopes(kept, scopes)
+      // Memberships change apart from the user (no user cache holds them): read at each userinfo that asks.
+      if (scopes.has(ORGANIZATIONS_SCOPE)) answer.organizations = await organizationsClaim(store, id)
+      return answer
     },
     knownUserinfo (sub, scopes) {
+      // The memberships are not in memory: such a userinfo takes the path that reads them.
+      if (scopes.has(ORGANIZATIONS_SCOPE)) return undefined
       const id = userIdOf(sub)
       const kept = id === undefined ? undefined : deps.users.peekWithEmailVerified(id)
       return kept === undefined ? undefined : claims.forScopes(kept, scopes)
@@ -266,7 +272,13 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         const user = await userOf(sub)
         // A disabled user is no account: no new authorization, no refresh, no userinfo for it.
         if (user === undefined || user.disabledAt !== null) return undefined
-        return { accountId: sub, claims: async () => claims.ofUser(user) }
+        return {
+          accountId: sub,
+          // The memberships only when the token asks for the scope: one read, not one per ID token of every app.
+          claims: async (_use, scope) => scope.split(' ').includes(ORGANIZATIONS_SCOPE)
+            ? { ...claims.ofUser(user), organizations: await organizationsClaim(store, user.id) }
+            : claims.ofUser(user)
+        }
       },
       // A first-party app (clients add --trusted) gets the scopes it asks for without a consent page.
       async loadExistingGrant (ctx: KoaContextWithOIDC) {

@@ -1,4 +1,5 @@
 import type { AccountStore } from '../../db/store.js'
+import { ORGANIZATIONS_SCOPE, organizationsClaim, userIdOf } from './user-claims.js'
 import type { Clock } from '../clock.js'
 import type { Logger } from '../logger.js'
 import type { StatusLists } from '../revocations/status-lists.js'
@@ -15,7 +16,7 @@ import type { GrantSessions } from './grant-sessions.js'
  */
 
 export interface TokenClaimsDependencies {
-  store: Pick<AccountStore, 'findOAuthModel'>
+  store: Pick<AccountStore, 'findOAuthModel' | 'membershipsOfUser'>
   statusLists: Pick<StatusLists, 'claim'>
   clientTokens: Pick<ClientTokenStatus, 'issue'>
   grantSessions: Pick<GrantSessions, 'touch'>
@@ -30,6 +31,9 @@ interface IssuedToken {
   clientId?: unknown
   jti?: unknown
   grantId?: unknown
+  /** The user a token of a grant is for (its `sub`), and the scopes it carries. */
+  accountId?: unknown
+  scope?: unknown
 }
 
 export interface TokenClaims {
@@ -68,7 +72,13 @@ export function createTokenClaims ({ store, statusLists, clientTokens, grantSess
       if (touches.due(token.grantId, clock.now())) {
         grantSessions.touch(token.grantId).catch((error: unknown) => { log.warn({ err: error }, 'an app\'s last use not recorded') })
       }
-      return statusIndex === undefined ? { grant_id: token.grantId } : { grant_id: token.grantId, status: statusLists.claim(statusIndex) }
+      const extra: Record<string, unknown> = statusIndex === undefined ? { grant_id: token.grantId } : { grant_id: token.grantId, status: statusLists.claim(statusIndex) }
+      // The `organizations` scope: the user's memberships as the token is signed (the same claim as the ID token's).
+      const userId = typeof token.accountId === 'string' ? userIdOf(token.accountId) : undefined
+      if (userId !== undefined && typeof token.scope === 'string' && token.scope.split(' ').includes(ORGANIZATIONS_SCOPE)) {
+        extra.organizations = await organizationsClaim(store, userId)
+      }
+      return extra
     }
   }
 }

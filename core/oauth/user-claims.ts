@@ -18,22 +18,38 @@ const CLAIM_TYPES = {
   email_verified: Type.Boolean(),
   given_name: Type.String(),
   family_name: Type.String(),
-  preferred_username: Type.String()
+  preferred_username: Type.String(),
+  /** Every membership of the user (the `organizations` scope), read from the store when a token or userinfo asks for it. */
+  organizations: Type.Array(Type.Object({ id: Type.Integer(), slug: Type.String(), role: Type.String() }))
 }
 
 export type ClaimName = keyof typeof CLAIM_TYPES
 
+/** The scope whose claim is the user's memberships: not in the user record, so read apart (organizationsClaim). */
+export const ORGANIZATIONS_SCOPE = 'organizations'
+
 /** The claims of each scope; preferred_username only where usernames exist (the cookie variant). */
-export function claimsOf (variant: Variant): Record<'openid' | 'email' | 'profile', ClaimName[]> {
+export function claimsOf (variant: Variant): Record<'openid' | 'email' | 'profile' | typeof ORGANIZATIONS_SCOPE, ClaimName[]> {
   return {
     openid: ['sub'],
     email: ['email', 'email_verified'],
-    profile: variant === 'cookie' ? ['given_name', 'family_name', 'preferred_username'] : ['given_name', 'family_name']
+    profile: variant === 'cookie' ? ['given_name', 'family_name', 'preferred_username'] : ['given_name', 'family_name'],
+    [ORGANIZATIONS_SCOPE]: ['organizations']
   }
 }
 
 /** A user's claims: `sub` always, the others where the user has them. */
 type Claims = { sub: string } & { [Name in Exclude<ClaimName, 'sub'>]?: Static<(typeof CLAIM_TYPES)[Name]> }
+
+export type OrganizationsClaim = Static<typeof CLAIM_TYPES.organizations>
+
+/** The `organizations` claim of a user's memberships (db/store/organisations.ts): an empty array when it has none. */
+export async function organizationsClaim (
+  memberships: { membershipsOfUser (userId: number): Promise<Array<{ orgId: number, slug: string, role: string }>> },
+  userId: number
+): Promise<OrganizationsClaim> {
+  return (await memberships.membershipsOfUser(userId)).map(({ orgId, slug, role }) => ({ id: orgId, slug, role }))
+}
 
 /**
  * What userinfo answers for a variant: `sub`, and the claims its scopes name (claimsOf), each optional (a token

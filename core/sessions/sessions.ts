@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto'
 import { currentDate, type Clock } from '../clock.js'
 import type { FoundRefreshToken, SessionsStore } from '../../db/store.js'
 import {
-  AccountDisabledError, InvalidRefreshTokenError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
+  AccountDisabledError, InvalidRefreshTokenError, OrgNotFoundError, ReauthenticationRequiredError, RefreshTokenReusedError, SessionExpiredError,
   SecondFactorRequiredError, SessionNotFoundError, SessionRevokedError, TokenMismatchError
 } from '../errors.js'
 import { assignRandomStatusIndex } from '../revocations/status-list.js'
 import { TouchThrottle } from './touch-throttle.js'
 import { methodsOf, storedMethods, usedSecondFactor, type AuthenticationMethod } from './authentication-methods.js'
 import { hashToken, newRandomToken } from '../tokens/random-token.js'
-import type { AccessTokenClaims, AccessTokens } from '../tokens/access-tokens.js'
+import type { AccessTokenClaims, AccessTokens, ActiveOrganisationClaim } from '../tokens/access-tokens.js'
 import type { Client, SecurityEvents } from '../events/security-events.js'
 import type { StatusLists } from '../revocations/status-lists.js'
 
@@ -65,6 +65,18 @@ export interface Sessions {
    * at its sign-in or a re-authentication since.
    */
   requireSecondFactor (sessionId: string): Promise<void>
+  /**
+   * Makes the organisation active in the session of `claims` and answers with an access token carrying it
+   * (`org`); refreshes keep it while the membership lasts. 404 ORG_NOT_FOUND unless the user is a member.
+   */
+  activateOrganisation (claims: AccessTokenClaims, orgId: number): Promise<IssuedTokens>
+  /** Drops the session's active organisation: an access token without `org`, and refreshes without it. */
+  deactivateOrganisation (claims: AccessTokenClaims): Promise<IssuedTokens>
+}
+
+/** The memberships an activation reads (db/store/organisations.ts): one read, with the slug and role. */
+export interface OrganisationMemberships {
+  membershipsOfUser (userId: number): Promise<Array<{ orgId: number, slug: string, role: string }>>
 }
 
 export interface SessionsOptions {
@@ -80,6 +92,7 @@ export interface SessionsDependencies {
   accessTokens: Pick<AccessTokens, 'sign'>
   securityEvents: Pick<SecurityEvents, 'record'>
   statusList: Pick<StatusLists, 'claim'>
+  memberships: OrganisationMemberships
 }
 
 /**
@@ -91,7 +104,7 @@ export interface SessionsDependencies {
  * SESSION_MAX_AGE from its login however often it is refreshed, and remembers
  * when its user last proved the password (re-authentication).
  */
-export function createSessions ({ store, clock, accessTokens, securityEvents, statusList }: SessionsDependencies, options: SessionsOptions): Sessions {
+export function createSessions ({ store, clock, accessTokens, securityEvents, statusList, memberships }: SessionsDependencies, options: SessionsOptions): Sessions {
   const refreshTtlMs = options.refreshTokenTtlSeconds * 1000
   const reuseGraceMs = options.refreshReuseGraceSeconds * 1000
   const maxAgeMs = options.sessionMaxAgeSeconds * 1000
@@ -114,6 +127,26 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
     if (record.userDisabledAt !== null) throw new AccountDisabledError()
     if (record.revokedAt !== null || record.expiresAt <= now) throw new InvalidRefreshTokenError()
     return record
+  }
+
+  /** The `org` claim of a membership the user holds now, with its current role; undefined when it holds none. */
+  async function organisationClaim (userId: number, orgId: number): Promise<ActiveOrganisationClaim | undefined> {
+    const membership = (await memberships.membershipsOfUser(userId)).find((held) => held.orgId === orgId)
+    return membership === undefined ? undefined : { id: membership.orgId, slug: membership.slug, role: membership.role }
+  }
+
+  /**
+   * At refresh, the session's active organisation as the membership stands now, read by the store with the refresh
+   * token (no read of its own; the request path never reads it: the claim rides in the token). A membership gone
+   * (removed, left, the organisation deleted) clears it, so a later membership does not bring it back unasked.
+   */
+  async function activeOrganisation (sessionId: string, read: Pick<FoundRefreshToken, 'activeOrgId' | 'activeMembership'>): Promise<ActiveOrganisationClaim | undefined> {
+    if (read.activeOrgId === null) return undefined
+    if (read.activeMembership === null) {
+      await store.setActiveOrganisation(sessionId, null)
+      return undefined
+    }
+    return { id: read.activeOrgId, slug: read.activeMembership.slug, role: read.activeMembership.role }
   }
 
   const sessionEnd = (record: FoundRefreshToken) => (record.sessionStartedAt ?? record.createdAt).getTime() + maxAgeMs
@@ -143,9 +176,10 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
           const { userId, familyId: sessionId, statusIndex, expiresAt } = rotated
           if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
           const status = statusIndex === null ? undefined : statusList.claim(statusIndex)
+          const org = await activeOrganisation(sessionId, rotated)
           // Whole seconds, rounded down: a cookie never outlives its token.
           const refreshTokenMaxAge = Math.floor((expiresAt.getTime() - now.getTime()) / 1000)
-          return { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status }), refreshToken: successor, refreshTokenMaxAge }
+          return { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status, org }), refreshToken: successor, refreshTokenMaxAge }
         }
       }
 
@@ -157,7 +191,8 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
       const { userId, familyId: sessionId } = record
       if (touches.due(sessionId, now.getTime())) await store.touchSession(sessionId, now)
       const status = record.statusIndex === null ? undefined : statusList.claim(record.statusIndex)
-      const issued = { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status }) }
+      const org = await activeOrganisation(sessionId, record)
+      const issued = { userId, sessionId, accessToken: accessTokens.sign({ userId, sessionId, status, org }) }
       if (record.rotatedAt !== null) {
         if (now.getTime() - record.rotatedAt.getTime() < reuseGraceMs) return issued
         await store.revokeFamily(sessionId, now)
@@ -222,6 +257,19 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
       const session = await store.findSession(sessionId)
       if (session === undefined) throw new SessionRevokedError()
       if (!usedSecondFactor(session.amr)) throw new SecondFactorRequiredError()
+    },
+
+    async activateOrganisation (claims, orgId) {
+      // The access token is enough (no fresh session): the membership read is the only check, and a non-member learns nothing.
+      const org = await organisationClaim(claims.userId, orgId)
+      if (org === undefined) throw new OrgNotFoundError()
+      await store.setActiveOrganisation(claims.sessionId, orgId)
+      return { userId: claims.userId, sessionId: claims.sessionId, accessToken: accessTokens.sign({ ...claims, org }) }
+    },
+
+    async deactivateOrganisation (claims) {
+      await store.setActiveOrganisation(claims.sessionId, null)
+      return { userId: claims.userId, sessionId: claims.sessionId, accessToken: accessTokens.sign({ ...claims, org: undefined }) }
     }
   }
   return sessions

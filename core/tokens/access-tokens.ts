@@ -5,12 +5,28 @@ import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDe
 import type { PublicKeyDescription } from './keys.js'
 import { createTokenVerifier } from './token-verifier.js'
 
+/** The `org` claim: the organisation the user made active in the session, with the role it had at signing. */
+export interface ActiveOrganisationClaim {
+  id: number
+  slug: string
+  role: string
+}
+
 /** What a verified access token says: whose it is and which session issued it. */
 export interface AccessTokenClaims {
   userId: number
   sessionId: string
   /** The Token Status List claim (core/revocations/status-lists.ts), carried as signed so a re-signed token keeps it. */
   status?: object
+  /** The active organisation (POST /orgs/:orgId/activate), as the last refresh found the membership. */
+  org?: ActiveOrganisationClaim
+}
+
+/** Whether a verified payload's `org` is one we sign: anything else makes the token invalid, not silently org-less. */
+function isOrgClaim (org: unknown): org is ActiveOrganisationClaim {
+  if (typeof org !== 'object' || org === null) return false
+  const { id, slug, role } = org as Record<string, unknown>
+  return Number.isSafeInteger(id) && typeof slug === 'string' && typeof role === 'string'
 }
 
 export interface AccessTokens {
@@ -108,7 +124,8 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
       if (!/^[1-9][0-9]*$/.test(payload.sub) || !Number.isSafeInteger(userId) || typeof payload.sid !== 'string') {
         throw new InvalidTokenError()
       }
-      return { userId, sessionId: payload.sid, status: payload.status }
+      if (payload.org !== undefined && !isOrgClaim(payload.org)) throw new InvalidTokenError()
+      return { userId, sessionId: payload.sid, status: payload.status, org: payload.org }
     }
   })
 
@@ -147,7 +164,8 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
   return {
     appTokenVerifier,
     // iat from the app's clock; fast-jwt adds exp = iat + ACCESS_TOKEN_TTL.
-    sign: ({ userId, sessionId, status }) => keyRing.signAccessToken({ sub: String(userId), sid: sessionId, status, iat: nowSeconds(clock) }),
+    // The org claim rides in the token so the request path needs no store read for it (undefined is left out of the JSON).
+    sign: ({ userId, sessionId, status, org }) => keyRing.signAccessToken({ sub: String(userId), sid: sessionId, status, org, iat: nowSeconds(clock) }),
     signStatusList: (payload) => keyRing.signStatusList(payload),
     verifiedBefore: serviceTokens.verifiedBefore,
     verify: serviceTokens.verify,

@@ -36,6 +36,8 @@ export interface AccessTokenPayload {
   iat: number
   exp: number
   status?: object
+  /** The session's active organisation (POST /orgs/:orgId/activate). */
+  org?: { id: number, slug: string, role: string }
 }
 
 /** The contract allows at most 1 s: a token from the future by more than this is refused; exp gets none. */

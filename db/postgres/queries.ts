@@ -2,7 +2,7 @@ import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, n
 import { drizzle } from 'drizzle-orm/node-postgres'
 import type { AddressProof, AddressProofOutcome, ClaimedSetup, MfaProof, NewPasskey, PasskeyRecord } from '../store.js'
 import { tokenStands } from '../live-sessions.js'
-import { identities, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, totpCredentials, users, passkeys, webauthnChallenges } from './schema.js'
+import { identities, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, totpCredentials, users, passkeys, webauthnChallenges, memberships, organizations } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
 export const SESSION_ROW_GRACE_MS = 60_000
@@ -27,11 +27,22 @@ export function prepareStatements (db: Db) {
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare('revocations_after'),
     // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
     // and its status-list index.
-    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt })
+    refreshTokenByHash: db.select({
+      ...getTableColumns(refreshTokens),
+      sessionStartedAt: sessions.createdAt,
+      statusIndex: sessionStatusIndexes.statusIndex,
+      userDisabledAt: users.disabledAt,
+      activeOrgId: sessions.activeOrgId,
+      activeOrgSlug: organizations.slug,
+      activeOrgRole: memberships.role
+    })
       .from(refreshTokens)
       .innerJoin(users, eq(users.id, refreshTokens.userId))
       .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
       .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
+      // The active organisation's membership as it stands: the refresh's `org` claim without a read of its own.
+      .leftJoin(memberships, and(eq(memberships.orgId, sessions.activeOrgId), eq(memberships.userId, refreshTokens.userId)))
+      .leftJoin(organizations, eq(organizations.id, memberships.orgId))
       .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare('refresh_token_by_hash')
   }
 }

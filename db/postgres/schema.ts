@@ -58,7 +58,13 @@ export const sessions = pgTable('sessions', {
    * How the user proved itself in this session, space-separated (core/sessions/authentication-methods.ts): the
    * sign-in's methods, and those of every re-authentication since. Empty for a session older than the column.
    */
-  amr: text('amr').notNull().default('')
+  amr: text('amr').notNull().default(''),
+  /**
+   * The organisation the user made active in this session (POST /orgs/:orgId/activate): a refresh puts it in the
+   * access token's `org` claim while the membership lasts. No foreign key: the refresh reads the membership,
+   * and a deleted organisation or a removed member reads as none.
+   */
+  activeOrgId: integer('active_org_id')
 }, (table) => [
   index('sessions_user_idx').on(table.userId)
 ])

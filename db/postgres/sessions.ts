@@ -5,6 +5,7 @@ import { refreshTokens, revocations, sessions, users } from './schema.js'
 import { SESSION_ROW_GRACE_MS, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
 import { liveTokenOf } from '../live-sessions.js'
+import { activeMembershipOf, parseActiveMembership } from '../active-membership.js'
 
 /** The sessions of the PostgreSQL store (db/store/sessions.ts). */
 export function sessionsQueries (c: PostgresConnection): SessionsStore {
@@ -23,7 +24,10 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
     },
 
     async findRefreshToken (tokenHash: string) {
-      return c.run(async () => (await c.statements.refreshTokenByHash.execute({ tokenHash }))[0])
+      const row = await c.run(async () => (await c.statements.refreshTokenByHash.execute({ tokenHash }))[0])
+      if (row === undefined) return undefined
+      const { activeOrgSlug, activeOrgRole, ...token } = row
+      return { ...token, activeMembership: activeMembershipOf({ activeOrgSlug, activeOrgRole }) }
     },
 
     async rotateRefreshToken ({ previousHash, successorHash, now, refreshTokenTtlMs, sessionMaxAgeMs, expectedUserId }: Rotation) {
@@ -31,7 +35,7 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
       // instance waits for our commit, then finds rotated_at set and updates nothing), and the
       // successor is inserted from what it returned, in the same statement's transaction.
       const sessionStart = sql`coalesce((select s.created_at from sessions s where s.id = t.family_id), t.created_at)`
-      const result = await c.run(() => c.db.execute<{ user_id: number, family_id: string, status_index: number | null, expires_at: Date | string }>(sql`
+      const result = await c.run(() => c.db.execute<{ user_id: number, family_id: string, status_index: number | null, expires_at: Date | string, active_org_id: number | null, active_membership: string | null }>(sql`
         with claimed as (
           update refresh_tokens t set rotated_at = ${now}, replaced_by = ${successorHash}
           where t.token_hash = ${previousHash} and t.rotated_at is null and t.revoked_at is null and t.expires_at > ${now}
@@ -47,11 +51,17 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
           returning user_id, family_id, expires_at
         )
         select successor.user_id, successor.family_id, successor.expires_at,
-          (select i.status_index from session_status_indexes i where i.session_id = successor.family_id) as status_index
+          (select i.status_index from session_status_indexes i where i.session_id = successor.family_id) as status_index,
+          (select s.active_org_id from sessions s where s.id = successor.family_id) as active_org_id,
+          -- The active organisation's membership as it stands, in this statement: the refresh's org claim reads nothing more.
+          (select o.slug || ' ' || m.role from sessions s
+            join memberships m on m.org_id = s.active_org_id and m.user_id = successor.user_id
+            join organizations o on o.id = m.org_id
+            where s.id = successor.family_id) as active_membership
         from successor`))
       const [row] = result.rows
       if (row === undefined) return undefined
-      return { userId: row.user_id, familyId: row.family_id, statusIndex: row.status_index, expiresAt: new Date(row.expires_at) }
+      return { userId: row.user_id, familyId: row.family_id, statusIndex: row.status_index, expiresAt: new Date(row.expires_at), activeOrgId: row.active_org_id, activeMembership: parseActiveMembership(row.active_membership) }
     },
 
     async revokeFamily (familyId: string, now: Date) {
@@ -129,6 +139,10 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
 
     async touchSession (id: string, now: Date) {
       await c.run(() => c.db.update(sessions).set({ lastUsedAt: now }).where(eq(sessions.id, id)))
+    },
+
+    async setActiveOrganisation (sessionId: string, orgId: number | null) {
+      await c.run(() => c.db.update(sessions).set({ activeOrgId: orgId }).where(eq(sessions.id, sessionId)))
     },
 
     async findSession (id: string) {

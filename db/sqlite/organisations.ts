@@ -1,5 +1,6 @@
-import type { OrganisationsStore } from '../store.js'
-import { and, asc, count, desc, eq, getTableColumns, gt, isNull } from 'drizzle-orm'
+import type { OrganisationSearch, OrganisationsStore } from '../store.js'
+import { organisationSearchCondition } from '../organisation-search.js'
+import { and, asc, count, desc, eq, getTableColumns, gt, isNull, sql } from 'drizzle-orm'
 import type { MailMessage, MembershipChange, MembershipRecord, NewInvitation, OrgRole, OrganisationRecord, SecurityEventWrite } from '../store.js'
 import * as outbox from './mail-outbox.js'
 import { insertSecurityEvent } from './events.js'
@@ -132,6 +133,16 @@ export function organisationsQueries (c: SqliteConnection): OrganisationsStore {
         const role: OrgRole = added?.role ?? membershipIn(tx, org.id, user.id)?.role ?? invitation.role
         return { outcome: 'accepted' as const, org, role, added: added !== undefined, invitation: { ...invitation, usedAt: now } }
       }, { behavior: 'immediate' }))
+    },
+
+    async searchOrganisations (search: OrganisationSearch) {
+      // The member count as a subquery: one statement for the page, none per row.
+      const memberCount = sql<number>`(select count(*) from ${memberships} where ${memberships.orgId} = ${organizations.id})`.mapWith(Number)
+      return c.run(() => c.db.select({ ...getTableColumns(organizations), memberCount }).from(organizations)
+        .where(organisationSearchCondition(organizations, search))
+        .orderBy(asc(organizations.id))
+        .limit(search.limit)
+        .all())
     }
   }
 }

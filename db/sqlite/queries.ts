@@ -3,7 +3,7 @@ import { and, asc, desc, eq, exists, getTableColumns, gt, gte, isNotNull, isNull
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { liveTokenOf } from '../live-sessions.js'
 import { DuplicateValueError, DuplicateSlugError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
-import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
+import { identities, memberships, mfaChallenges, oauthModels, organizations, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
 export const SESSION_ROW_GRACE_MS = 60_000
@@ -107,11 +107,22 @@ export function prepareStatements (db: Db) {
     }).prepare(),
     // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
     // and its status-list index.
-    refreshTokenByHash: db.select({ ...getTableColumns(refreshTokens), sessionStartedAt: sessions.createdAt, statusIndex: sessionStatusIndexes.statusIndex, userDisabledAt: users.disabledAt })
+    refreshTokenByHash: db.select({
+      ...getTableColumns(refreshTokens),
+      sessionStartedAt: sessions.createdAt,
+      statusIndex: sessionStatusIndexes.statusIndex,
+      userDisabledAt: users.disabledAt,
+      activeOrgId: sessions.activeOrgId,
+      activeOrgSlug: organizations.slug,
+      activeOrgRole: memberships.role
+    })
       .from(refreshTokens)
       .innerJoin(users, eq(users.id, refreshTokens.userId))
       .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
       .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
+      // The active organisation's membership as it stands: the refresh's `org` claim without a read of its own.
+      .leftJoin(memberships, and(eq(memberships.orgId, sessions.activeOrgId), eq(memberships.userId, refreshTokens.userId)))
+      .leftJoin(organizations, eq(organizations.id, memberships.orgId))
       .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
     // A rotation's claim on the presented token, and what the refresh needs of it, in one statement:
     // only a live token (not rotated, revoked or expired) of a session within SESSION_MAX_AGE and a
@@ -132,7 +143,14 @@ export function prepareStatements (db: Db) {
         userId: refreshTokens.userId,
         familyId: refreshTokens.familyId,
         sessionStartedAt: sessionStartOf(refreshTokens).mapWith(Number),
-        statusIndex: sql<number | null>`(select ${sessionStatusIndexes.statusIndex} from ${sessionStatusIndexes} where ${sessionStatusIndexes.sessionId} = ${refreshTokens.familyId})`
+        statusIndex: sql<number | null>`(select ${sessionStatusIndexes.statusIndex} from ${sessionStatusIndexes} where ${sessionStatusIndexes.sessionId} = ${refreshTokens.familyId})`,
+        activeOrgId: sql<number | null>`(select ${sessions.activeOrgId} from ${sessions} where ${sessions.id} = ${refreshTokens.familyId})`,
+        // The active organisation's membership as it stands, read in the claim (no read of its own): slug and role as one text.
+        // (Aliased and qualified by hand: in a RETURNING clause drizzle writes columns without their table.)
+        activeMembership: sql<string | null>`(select o.slug || ' ' || m.role from sessions s
+          join memberships m on m.org_id = s.active_org_id and m.user_id = refresh_tokens.user_id
+          join organizations o on o.id = m.org_id
+          where s.id = refresh_tokens.family_id)`
       })
       .prepare(),
     revokeFamily: db.update(refreshTokens)

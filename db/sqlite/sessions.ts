@@ -4,6 +4,7 @@ import type { NewRefreshToken, NewSession, Rotation, RotatedToken, SessionState 
 import { refreshTokens, revocations, sessions } from './schema.js'
 import { SESSION_ROW_GRACE_MS, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
 import type { SqliteConnection } from './connection.js'
+import { activeMembershipOf, parseActiveMembership } from '../active-membership.js'
 
 type RotationOutcome = { rotated: RotatedToken | undefined } | { error: unknown }
 
@@ -22,7 +23,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     if (claimed === undefined) return undefined
     const expiresAt = new Date(Math.min(now.getTime() + refreshTokenTtlMs, claimed.sessionStartedAt + sessionMaxAgeMs))
     c.statements.insertRefreshToken.run({ tokenHash: successorHash, userId: claimed.userId, familyId: claimed.familyId, expiresAt, now })
-    return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt }
+    return { userId: claimed.userId, familyId: claimed.familyId, statusIndex: claimed.statusIndex, expiresAt, activeOrgId: claimed.activeOrgId, activeMembership: parseActiveMembership(claimed.activeMembership) }
   }
 
   /** The batch's transaction and its savepoints, made once per connection (better-sqlite3 wraps each function anew). */
@@ -80,7 +81,10 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
     },
 
     async findRefreshToken (tokenHash: string) {
-      return c.run(() => c.statements.refreshTokenByHash.get({ tokenHash }))
+      const row = c.run(() => c.statements.refreshTokenByHash.get({ tokenHash }))
+      if (row === undefined) return undefined
+      const { activeOrgSlug, activeOrgRole, ...token } = row
+      return { ...token, activeMembership: activeMembershipOf({ activeOrgSlug, activeOrgRole }) }
     },
 
     async rotateRefreshToken (rotation: Rotation) {
@@ -167,6 +171,10 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
 
     async touchSession (id: string, now: Date) {
       c.run(() => c.statements.touchSession.run({ id, now: now.getTime() }))
+    },
+
+    async setActiveOrganisation (sessionId: string, orgId: number | null) {
+      c.run(() => c.db.update(sessions).set({ activeOrgId: orgId }).where(eq(sessions.id, sessionId)).run())
     },
 
     async findSession (id: string) {

@@ -15,6 +15,18 @@ export interface OrganisationRecord {
   updatedAt: Date
 }
 
+/** An operator's search (GET /admin/orgs): `query` in the name or slug, in id order after `afterId`, `limit` at a time. */
+export interface OrganisationSearch {
+  query?: string
+  limit: number
+  afterId?: number
+}
+
+/** An organisation as the operators' list shows it: with how many members it has. */
+export interface OrganisationSummary extends OrganisationRecord {
+  memberCount: number
+}
+
 /** One of a user's memberships, with its organisation's name and slug (GET /orgs, the token's claims). */
 export interface MembershipSummary {
   orgId: number
@@ -117,4 +129,6 @@ export interface OrganisationsStore {
    */
   acceptInvitation (tokenHash: string, user: { id: number, email: string }, now: Date,
     audit?: (membership: MembershipRecord, invitation: InvitationRecord) => SecurityEventWrite[]): Promise<InvitationAcceptance>
+  /** The operators' search (GET /admin/orgs): by name or slug, ignoring case, in id order, with member counts. */
+  searchOrganisations (search: OrganisationSearch): Promise<OrganisationSummary[]>
 }

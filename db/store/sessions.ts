@@ -22,6 +22,16 @@ export interface FoundRefreshToken extends RefreshTokenRecord {
   sessionStartedAt: Date | null
   /** When the token's user was disabled, read with the token (a refresh then answers 403 ACCOUNT_DISABLED); null while enabled. */
   userDisabledAt: Date | null
+  /** The session's active organisation (setActiveOrganisation), read with the token; null when none. */
+  activeOrgId: number | null
+  /** The user's membership of it as it stands (its slug and role), read in the same query; null when none holds. */
+  activeMembership: ActiveMembership | null
+}
+
+/** What the `org` claim says of the session's active organisation: its slug and the user's role in it now. */
+export interface ActiveMembership {
+  slug: string
+  role: string
 }
 
 export type NewRefreshToken = Pick<RefreshTokenRecord, 'tokenHash' | 'userId' | 'familyId' | 'expiresAt'>
@@ -46,6 +56,10 @@ export interface RotatedToken {
   statusIndex: number | null
   /** When the successor expires: REFRESH_TOKEN_TTL from now, never past the session's end. */
   expiresAt: Date
+  /** The session's active organisation (setActiveOrganisation), read in the same statement; null when none. */
+  activeOrgId: number | null
+  /** The user's membership of it as it stands, read in the same statement; null when none holds. */
+  activeMembership: ActiveMembership | null
 }
 
 /** What GET /auth/sessions shows of a session; `id` is the refresh-token family id (the `sid` claim). */
@@ -63,6 +77,8 @@ export interface SessionRecord {
    * sign-in's methods and every re-authentication's since; a refresh changes nothing.
    */
   amr: string
+  /** The organisation made active in this session (POST /orgs/:orgId/activate); null when none. */
+  activeOrgId: number | null
 }
 
 /**
@@ -127,6 +143,11 @@ export interface SessionsStore {
    * same transaction sets the user's last_login_at unless `session.login` is false.
    */
   startSession (session: NewSession, token: NewRefreshToken, now: Date): Promise<void>
+  /**
+   * Sets (an organisation's id) or clears (null) the session's active organisation: POST /orgs/:orgId/activate,
+   * POST /orgs/deactivate, and a refresh that finds the membership gone. Unknown sessions change nothing.
+   */
+  setActiveOrganisation (sessionId: string, orgId: number | null): Promise<void>
   /** Sets last_used_at (at refresh). */
   touchSession (id: string, now: Date): Promise<void>
   /** Sets authenticated_at (the user proved itself again in this session: re-authentication) and, when given, amr. */

@@ -10,5 +10,5 @@ declare module 'fastify' {
 /** Sessions and their refresh tokens (core/sessions/sessions.ts) as `fastify.sessions`. */
 export default fp<SessionsOptions>(async (fastify, options) => {
   const { store, clock, accessTokens, securityEvents, statusList } = fastify
-  fastify.decorate('sessions', createSessions({ store, clock, accessTokens, securityEvents, statusList }, options))
+  fastify.decorate('sessions', createSessions({ store, clock, accessTokens, securityEvents, statusList, memberships: store }, options))
 }, { name: 'sessions', dependencies: ['store', 'tokens', 'security-events', 'status-list'] })

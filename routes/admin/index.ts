@@ -9,6 +9,10 @@ import { MAX_ID } from '../../core/schemas/common.js'
 import { ValidationFailedError } from '../../core/errors.js'
 import { errorResponses } from '../../core/schemas/errors.js'
 import type { AdminActor } from '../../core/admin/admin.js'
+import { createAdminOrganisations } from '../../core/admin/organisations.js'
+import {
+  AdminOrgDetails, AdminOrgParams, AdminOrgsQuery, AdminOrgsResponse, presentAdminOrg, presentAdminOrgDetails
+} from '../../core/schemas/admin-organisations.js'
 import { clientOf } from '../client.js'
 import { mountRouteContext } from '../context.js'
 import { claimsOf, signedInUser } from '../guards.js'
@@ -97,6 +101,37 @@ const adminRoutes: FastifyPluginAsyncTypebox<AdminRoutesOptions> = async (fastif
     },
     onRequest: adminOnly
   }, async (request) => presentAdminUserDetails(await admin.userDetails(request.params.id)))
+
+  const organisations = createAdminOrganisations(store)
+
+  api.get('/orgs', {
+    schema: {
+      summary: 'Search and page the organisations',
+      description: '`query` matches the name and the slug, ignoring case; organisations come in id order, `limit` at a time; ' +
+        'pass `next_cursor` as `cursor` for the next page (null on the last).',
+      querystring: AdminOrgsQuery,
+      response: { 200: AdminOrgsResponse, ...errorResponses(400, ...refusals) }
+    },
+    onRequest: adminOnly
+  }, async (request) => {
+    const { query, limit, cursor } = request.query
+    const afterId = cursor === undefined ? undefined : Number(cursor)
+    if (afterId !== undefined && afterId > MAX_ID) throw new ValidationFailedError(`querystring/cursor must be at most ${MAX_ID}`)
+    const page = await organisations.search({ query: query?.trim(), limit, afterId })
+    return { orgs: page.orgs.map(presentAdminOrg), next_cursor: page.nextAfterId === null ? null : String(page.nextAfterId) }
+  })
+
+  api.get('/orgs/:orgId', {
+    schema: {
+      summary: 'One organisation, with its members',
+      params: AdminOrgParams,
+      response: { 200: AdminOrgDetails, ...errorResponses(400, ...refusals, 404) }
+    },
+    onRequest: adminOnly
+  }, async (request) => {
+    const { org, members } = await organisations.details(request.params.orgId)
+    return presentAdminOrgDetails(org, members)
+  })
 
   api.post('/users', {
     schema: {

@@ -67,8 +67,8 @@ t.test('0001_account_lifecycle gives every existing refresh-token family a sessi
   t.teardown(() => store.close())
   const ada = await store.findUserByEmail('a@example.com')
   t.match(ada, { emailVerified: false, emailVerifiedAt: null }, 'existing users are unverified')
-  t.same(await store.findSession('family-1'), { id: 'family-1', userId: ada?.id, createdAt: times[0], lastUsedAt: times[1], userAgent: null, ip: null, authenticatedAt: times[0], amr: '' },
-    'from its first token to its last; its last password proof was its login (0002); how it was signed in is unknown (0015)')
+  t.same(await store.findSession('family-1'), { id: 'family-1', userId: ada?.id, createdAt: times[0], lastUsedAt: times[1], userAgent: null, ip: null, authenticatedAt: times[0], amr: '', activeOrgId: null },
+    'from its first token to its last; its last password proof was its login (0002); how it was signed in is unknown (0015); no active organisation (0018)')
   t.same((await store.listLiveSessions(ada?.id ?? 0, new Date())).map(session => session.id), ['family-2', 'family-1'])
   t.equal(await store.sessionState('family-1', new Date()), 'live')
 })

@@ -59,11 +59,31 @@ t.test('rotation succeeds once: a second rotation of the same token writes nothi
   const rules = { refreshTokenTtlMs: 60_000, sessionMaxAgeMs: 3_600_000 }
   const later = new Date(now.getTime() + 1000)
   t.same(await store.rotateRefreshToken({ previousHash: 'h0', successorHash: 'h1', now: later, ...rules }),
-    { userId: user.id, familyId: 'f', statusIndex: 7, expiresAt: new Date(later.getTime() + 60_000) }, 'the session, its status index and the successor\'s expiry')
+    { userId: user.id, familyId: 'f', statusIndex: 7, expiresAt: new Date(later.getTime() + 60_000), activeOrgId: null, activeMembership: null }, 'the session, its status index and the successor\'s expiry')
   t.equal(await store.rotateRefreshToken({ previousHash: 'h0', successorHash: 'h2', now: later, ...rules }), undefined)
   t.equal(await store.findRefreshToken('h2'), undefined)
   t.match(await store.findRefreshToken('h0'), { replacedBy: 'h1', rotatedAt: later })
   t.match(await store.findRefreshToken('h1'), { familyId: 'f', userId: user.id, rotatedAt: null, revokedAt: null, expiresAt: new Date(later.getTime() + 60_000) })
+})
+
+t.test('a session\'s active organisation is read with its refresh tokens, with the membership as it stands, until cleared', async (t) => {
+  const store = await testStore(t)
+  const user = await store.createUser(newUser('a@example.com'))
+  const now = new Date()
+  const rules = { refreshTokenTtlMs: 60_000, sessionMaxAgeMs: 3_600_000 }
+  const org = await store.createOrganisation({ name: 'Acme', slug: 'acme', ownerId: user.id }, now)
+  await store.startSession({ id: 'f', userId: user.id, userAgent: null, ip: null }, { tokenHash: 'h0', userId: user.id, familyId: 'f', expiresAt: new Date(now.getTime() + 60_000) }, now)
+  t.match(await store.findRefreshToken('h0'), { activeOrgId: null, activeMembership: null }, 'a new session has none')
+  await store.setActiveOrganisation('f', org.id)
+  t.match(await store.findRefreshToken('h0'), { activeOrgId: org.id, activeMembership: { slug: 'acme', role: 'owner' } })
+  t.match(await store.rotateRefreshToken({ previousHash: 'h0', successorHash: 'h1', now, ...rules }), { familyId: 'f', activeOrgId: org.id, activeMembership: { slug: 'acme', role: 'owner' } })
+  await store.deleteOrganisation(org.id)
+  t.match(await store.findRefreshToken('h1'), { activeOrgId: org.id, activeMembership: null }, 'the membership gone: none holds')
+  t.match(await store.rotateRefreshToken({ previousHash: 'h1', successorHash: 'h2', now, ...rules }), { activeOrgId: org.id, activeMembership: null })
+  await store.setActiveOrganisation('f', null)
+  t.match(await store.findRefreshToken('h2'), { activeOrgId: null, activeMembership: null }, 'cleared')
+  await store.setActiveOrganisation('no-such-session', org.id)
+  t.equal(await store.findSession('no-such-session'), undefined, 'an unknown session changes nothing')
 })
 
 t.test('a rotation claims only a live token of a live session of an enabled user (the expected one): else it writes nothing', async (t) => {

@@ -19,11 +19,11 @@ async function statusBit (accessToken: string): Promise<number> {
   return getListFromStatusListJWT(await (await fetch(uri, { headers: { accept: 'application/statuslist+jwt' } })).text()).getStatus(idx)
 }
 
-t.test('client credentials: openid, email, profile and offline_access are refused (invalid_scope); the token is no user\'s', async (t) => {
+t.test('client credentials: openid, email, profile, offline_access and organizations are refused (invalid_scope); the token is no user\'s', async (t) => {
   const { server, baseUrl } = await providerService(t)
   const app = await addClient(server, { name: 'Machine', grants: ['client_credentials'], redirectUris: [] })
   const config = await relyingParty(baseUrl, app)
-  for (const scope of ['openid', 'openid email profile', 'email', 'profile', 'offline_access']) {
+  for (const scope of ['openid', 'openid email profile', 'email', 'profile', 'offline_access', 'organizations']) {
     t.equal(await oauthErrorOf(client.clientCredentialsGrant(config, { scope })), 'invalid_scope', `scope ${scope}`)
   }
 

@@ -1,6 +1,6 @@
 // The admin console (/admin): search users, open one, disable or enable it, end its sessions, reset its
 // second factor (each after a confirmation; a change asks for the password again when the session's
-// proof is older than REAUTH_MAX_AGE), and the audit trail. It signs in through the service's API: in the
+// proof is older than REAUTH_MAX_AGE), search organisations and open one with its members, and the audit trail. It signs in through the service's API: in the
 // cookie variant the HttpOnly cookies carry the session; in the header variant the access token is kept
 // in this page's memory only (gone with the tab).
 import { fieldsOf, messageOf, onClick, onSubmit, say, timeElement } from './forms.js'
@@ -12,6 +12,7 @@ const status = $('#status')
 const tokens = { access: null, refresh: null }
 let mfaToken = null
 let nextCursor = null
+let nextOrgCursor = null
 let shown = null
 
 const OFFLINE = { code: 'NETWORK', message: 'The service could not be reached. Check your connection and try again.' }
@@ -151,6 +152,56 @@ async function loadEvents (userId) {
   ], 'Nothing yet.')
 }
 
+function renderOrgs (orgs, append) {
+  const items = orgs.map((org) => {
+    const open = element('button', { text: 'Open', className: 'secondary' })
+    open.type = 'button'
+    open.setAttribute('aria-label', `Open ${org.name}`)
+    open.addEventListener('click', () => openOrg(org.id))
+    const item = element('li', {},
+      element('p', {}, element('strong', { text: org.name }), ` · ${org.slug}`),
+      element('p', { className: 'agent', text: `${org.member_count} member${org.member_count === 1 ? '' : 's'}` }),
+      open)
+    item.dataset.org = String(org.id)
+    return item
+  })
+  if (append) $('#orgs').append(...items)
+  else $('#orgs').replaceChildren(...(items.length > 0 ? items : [element('li', { text: 'No organisation matches.' })]))
+}
+
+/** GET /admin/orgs: the first page of a search, or the next one (append). */
+async function searchOrgs ({ append = false } = {}) {
+  const query = $('#org-search-query').value.trim()
+  const params = new URLSearchParams({ limit: '20' })
+  if (query !== '') params.set('query', query)
+  if (append && nextOrgCursor) params.set('cursor', nextOrgCursor)
+  const answer = await admin('GET', `orgs?${params}`)
+  if (answer.status !== 200) return say(messageOf($('#org-search-form')), refusal(answer), 'error')
+  say(messageOf($('#org-search-form')), '')
+  renderOrgs(answer.body.orgs, append)
+  nextOrgCursor = answer.body.next_cursor ?? null
+  $('#more-orgs').hidden = nextOrgCursor === null
+}
+
+async function openOrg (id) {
+  const answer = await admin('GET', `orgs/${encodeURIComponent(id)}`)
+  if (answer.status !== 200) return say(messageOf($('#org-search-form')), refusal(answer), 'error')
+  const org = answer.body
+  $('#org-title').textContent = org.name
+  const fields = [['Slug', org.slug], ['Members', String(org.member_count)], ['Created', org.created_at], ['Changed', org.updated_at]]
+  $('#org-fields').replaceChildren(...fields.flatMap(([name, value]) => [element('dt', { text: name }), element('dd', { text: value })]))
+  listOf($('#org-members'), org.members, member => {
+    const open = element('button', { text: 'Open user', className: 'secondary' })
+    open.type = 'button'
+    open.setAttribute('aria-label', `Open user ${member.email}`)
+    open.addEventListener('click', () => openUser(member.user_id))
+    return [element('p', {}, element('strong', { text: member.email }), ` · ${member.role}`),
+      element('p', { className: 'agent' }, `${member.first_name} ${member.last_name} · joined `, timeElement(member.joined_at)), open]
+  }, 'No member.')
+  $('#org').hidden = false
+  $('#org-title').focus()
+}
+
 // Every change goes through this confirmation; a 403 REAUTHENTICATION_REQUIRED shows the password (and code) fields.
 let pending = null
 
@@ -213,6 +264,8 @@ onClick($('#reset-mfa'), async () => confirmChange(`Reset the second factor of $
 
 onSubmit($('#search-form'), async () => search())
 onClick($('#more-users'), async () => search({ append: true }))
+onSubmit($('#org-search-form'), async () => searchOrgs())
+onClick($('#more-orgs'), async () => searchOrgs({ append: true }))
 
 async function signedIn (answer, message) {
   if (HEADER_VARIANT) {
@@ -257,6 +310,7 @@ async function showConsole () {
   renderUsers(answer.body.users, false)
   nextCursor = answer.body.next_cursor ?? null
   $('#more-users').hidden = nextCursor === null
+  await searchOrgs()
   await loadEvents()
   $('#search-title').focus()
   return true

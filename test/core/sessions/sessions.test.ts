@@ -20,15 +20,34 @@ async function setUp (t: Test) {
   const store = await testStore(t)
   const clock = testClock()
   const events: Array<{ type: SecurityEventType, subject: EventSubject }> = []
+  // The memberships the organisations store holds, its reads counted.
+  let membershipReads = 0
+  const memberships = {
+    async membershipsOfUser (userId: number) {
+      membershipReads++
+      return await store.membershipsOfUser(userId)
+    }
+  }
   const sessions = createSessions({
     store,
     clock,
     accessTokens: { sign: (claims: AccessTokenClaims) => JSON.stringify(claims) },
     securityEvents: { async record (type, _client, subject) { events.push({ type, subject }) } },
-    statusList: { claim: (idx: number) => ({ status_list: { idx, uri: 'https://example.test/status/1' } }) }
+    statusList: { claim: (idx: number) => ({ status_list: { idx, uri: 'https://example.test/status/1' } }) },
+    memberships
   }, options)
   const newUser = async (email: string) => (await store.createUser({ firstName: 'A', lastName: 'B', username: null, email, passwordHash: null })).id
-  return { store, clock, events, sessions, userId: await newUser('owner@example.com'), newUser }
+  /** `userId` joins a new organisation of another owner with `role`, as an accepted invitation makes it. */
+  const joinNew = async (slug: string, userId: number, role: 'admin' | 'member') => {
+    const owner = await newUser(`owner-of-${slug}@example.com`)
+    const org = await store.createOrganisation({ name: slug, slug, ownerId: owner }, new Date())
+    const email = (await store.findUserById(userId))?.email ?? ''
+    await store.createInvitation({ orgId: org.id, email, role, tokenHash: `join-${slug}`, invitedBy: owner, expiresAt: new Date(Date.now() + 3_600_000) },
+      new Date(), { to: email, subject: 'Join', text: 'Join' })
+    await store.acceptInvitation(`join-${slug}`, { id: userId, email }, new Date())
+    return org.id
+  }
+  return { store, clock, events, sessions, userId: await newUser('owner@example.com'), newUser, joinNew, membershipReads: () => membershipReads }
 }
 
 t.test('a login starts a session: an access token for it and a refresh token that lives REFRESH_TOKEN_TTL', async (t) => {
@@ -143,4 +162,55 @@ t.test('a session remembers how it was signed in; a step-up adds its methods; a 
   const withCode = await sessions.start(userId, client, { methods: ['provider', 'recovery_code'] })
   await sessions.requireSecondFactor(withCode.sessionId)
   await t.rejects(sessions.requireSecondFactor('gone'), { code: 'SESSION_REVOKED' })
+})
+
+t.test('an activated organisation rides in the access token and in every refresh while the membership lasts, with its current role', async (t) => {
+  const { store, sessions, userId, joinNew, membershipReads } = await setUp(t)
+  const acme = await joinNew('acme', userId, 'admin')
+  await joinNew('other', userId, 'member')
+  const started = await sessions.start(userId, client, password)
+  const claims = JSON.parse(started.accessToken) as AccessTokenClaims
+  t.equal(claims.org, undefined, 'a new session has no active organisation')
+
+  const activated = await sessions.activateOrganisation(claims, acme)
+  t.match(JSON.parse(activated.accessToken), { userId, sessionId: started.sessionId, org: { id: acme, slug: 'acme', role: 'admin' }, status: Object })
+  const readsAfterActivation = membershipReads()
+
+  const refreshed = await sessions.refresh(started.refreshToken, { rotate: true }, client)
+  t.same(JSON.parse(refreshed.accessToken).org, { id: acme, slug: 'acme', role: 'admin' }, 'a rotating refresh keeps it')
+
+  await store.changeMemberRole(acme, userId, 'member', new Date())
+  const demoted = await sessions.refresh(refreshed.refreshToken as string, { rotate: false }, client)
+  t.same(JSON.parse(demoted.accessToken).org, { id: acme, slug: 'acme', role: 'member' }, 'the next refresh (without rotation) shows the new role')
+  t.equal(membershipReads(), readsAfterActivation, 'a refresh reads the membership with the refresh token, not apart')
+
+  await store.removeMember(acme, userId)
+  const removed = await sessions.refresh(refreshed.refreshToken as string, { rotate: true }, client)
+  t.equal(JSON.parse(removed.accessToken).org, undefined, 'after removal the next refresh has no org')
+  t.equal((await store.findSession(started.sessionId))?.activeOrgId, null, 'and the session forgets it')
+})
+
+t.test('deactivating drops the organisation from the token and from later refreshes', async (t) => {
+  const { sessions, userId, joinNew } = await setUp(t)
+  const acme = await joinNew('acme', userId, 'member')
+  const started = await sessions.start(userId, client, password)
+  const activated = await sessions.activateOrganisation(JSON.parse(started.accessToken) as AccessTokenClaims, acme)
+  const deactivated = await sessions.deactivateOrganisation(JSON.parse(activated.accessToken) as AccessTokenClaims)
+  t.equal(JSON.parse(deactivated.accessToken).org, undefined)
+  t.match(JSON.parse(deactivated.accessToken), { userId, sessionId: started.sessionId, status: Object }, 'the rest of the claims stay')
+  const refreshed = await sessions.refresh(started.refreshToken, { rotate: true }, client)
+  t.equal(JSON.parse(refreshed.accessToken).org, undefined)
+})
+
+t.test('activating an organisation one is not a member of is 404 ORG_NOT_FOUND and changes nothing', async (t) => {
+  const { sessions, userId, newUser, joinNew } = await setUp(t)
+  const stranger = await newUser('stranger@example.com')
+  const theirs = await joinNew('theirs', stranger, 'admin')
+  const mine = await joinNew('mine', userId, 'admin')
+  const started = await sessions.start(userId, client, password)
+  const claims = JSON.parse(started.accessToken) as AccessTokenClaims
+  await sessions.activateOrganisation(claims, mine)
+  await t.rejects(sessions.activateOrganisation(claims, theirs), { code: 'ORG_NOT_FOUND', statusCode: 404 })
+  const refreshed = await sessions.refresh(started.refreshToken, { rotate: true }, client)
+  t.same(JSON.parse(refreshed.accessToken).org, { id: mine, slug: 'mine', role: 'admin' }, 'the active organisation stays the one before')
 })

@@ -152,3 +152,17 @@ t.test("an app's token (at+jwt) verifies with the same keys and clock rules; it 
   t.equal(apps.verifiedBefore(token), undefined, 'forgotten after its exp')
   await t.rejects(apps.verify(token), { code: 'TOKEN_EXPIRED' })
 })
+
+t.test('the active organisation rides in the token as signed; an org claim of another shape makes the token INVALID_TOKEN', async (t) => {
+  const tokens = await createAccessTokens({ store: await testStore(t), clock: testClock(), log: silentLogger }, options)
+  t.teardown(() => tokens.close())
+  const org = { id: 4, slug: 'acme', role: 'admin' }
+  const token = tokens.sign({ ...claims, org })
+  t.same(decodePart(token, 1).org, org)
+  t.same((await tokens.verify(token)).org, org)
+  t.equal(decodePart(tokens.sign(claims), 1).org, undefined, 'none without one')
+  for (const bad of [{ id: '4', slug: 'acme', role: 'admin' }, { id: 4, role: 'admin' }, 'acme', null]) {
+    const forged = tokens.sign({ ...claims, org: bad as unknown as typeof org })
+    await t.rejects(tokens.verify(forged), { code: 'INVALID_TOKEN' }, `org ${JSON.stringify(bad)}`)
+  }
+})

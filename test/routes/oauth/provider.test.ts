@@ -33,7 +33,7 @@ t.test('discovery names the issuer (PUBLIC_URL) and the endpoints; PKCE is S256 
   t.ok(discovery.end_session_endpoint)
   t.equal(discovery.registration_endpoint, undefined, 'no dynamic registration without OAUTH_REGISTRATION_TOKEN')
   t.same(discovery.id_token_signing_alg_values_supported, ['RS256', 'EdDSA'])
-  t.same(discovery.scopes_supported.sort(), ['email', 'offline_access', 'openid', 'profile'])
+  t.same(discovery.scopes_supported.sort(), ['email', 'offline_access', 'openid', 'organizations', 'profile'])
 })
 
 t.test('a Host no URL can hold is the client\'s error (400 invalid_request), not the provider\'s (500)', async (t) => {

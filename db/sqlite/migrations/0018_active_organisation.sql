@@ -1,0 +1,1 @@
+ALTER TABLE `sessions` ADD `active_org_id` integer;
