@@ -22,6 +22,8 @@ let invitation = null
 // The login's second step: the mfa_token of its 403 MFA_REQUIRED answer (no session token: it only lets
 // POST /auth/mfa/verify finish this one login, with a code).
 let mfaToken = null
+// The address a sign-in code was mailed to ("Email me a code"), for the code's verification.
+let codeEmail = null
 
 for (const element of document.querySelectorAll(CONSOLE === '' ? '.app-only' : '.console-only')) element.hidden = false
 // The header variant's registration takes no username (its schema refuses one).
@@ -136,9 +138,7 @@ async function signedIn (answer) {
     tokens.access = answer.body?.accessToken ?? null
     tokens.refresh = answer.body?.refreshToken ?? null
   }
-  mfaToken = null
-  $('#mfa-form').hidden = true
-  $('#login-form').hidden = false
+  showFirstStep()
   const user = await whoIsSignedIn()
   if (user === null) return say(messageOf($('#login-form')), 'The sign-in did not hold. Try again.', 'error')
   say(status, '')
@@ -147,13 +147,21 @@ async function signedIn (answer) {
   await accept()
 }
 
-/** A login (email and password), for the sign-in form and right after registering. */
-async function logIn (credentials, form) {
+/** Back to the sign-in's first step (email and password, or a mailed code). */
+function showFirstStep () {
+  mfaToken = null
+  codeEmail = null
+  $('#email-code-form').hidden = true
+  $('#mfa-form').hidden = true
+  $('#login-form').hidden = false
+}
+
+/** What a login (password or mailed code) answered: signed in, the code step of TOTP, or a refusal shown in `form`. */
+async function loginAnswered (answer, form) {
   const message = messageOf(form)
-  const answer = await request('POST', 'auth/login', credentials)
   if (answer.status === 403 && answer.body?.code === 'MFA_REQUIRED') {
     mfaToken = answer.body.mfa_token
-    $('#login-form').hidden = true
+    for (const step of ['#login-form', '#email-code-form']) $(step).hidden = true
     $('#mfa-form').hidden = false
     return $('#mfa-title').focus()
   }
@@ -168,18 +176,56 @@ async function logIn (credentials, form) {
   await signedIn(answer)
 }
 
+/** A login with email and password, for the sign-in form and right after registering. */
+async function logIn (credentials, form) {
+  await loginAnswered(await request('POST', 'auth/login', credentials), form)
+}
+
 onSubmit($('#login-form'), async (form) => {
   say(messageOf(form), '')
   await logIn(fieldsOf(form), form)
+})
+
+// "Email me a code": the six-digit code mailed to the address typed (POST auth/email-code), then typed here.
+onClick($('#email-code-send'), async () => {
+  const form = $('#login-form')
+  const email = $('#login-email').value.trim()
+  if (email === '') {
+    markInvalid(form, ['email'])
+    return say(messageOf(form), 'Type your email address first.', 'error')
+  }
+  const answer = await request('POST', 'auth/email-code', { email })
+  if (answer.status !== 202) return say(messageOf(form), explain(answer), 'error')
+  markInvalid(form, [])
+  say(messageOf(form), '')
+  codeEmail = email
+  $('#email-code-hint').textContent = `If ${email} has an account, a six-digit code is on its way there. It is good for 10 minutes.`
+  form.hidden = true
+  $('#email-code-form').hidden = false
+  $('#email-code-title').focus()
+})
+
+onSubmit($('#email-code-form'), async (form) => {
+  const code = (fieldsOf(form).code ?? '').trim()
+  const answer = await request('POST', 'auth/email-code/verify', { email: codeEmail, code })
+  if (answer.status === 401 && answer.body?.code === 'INVALID_CODE') {
+    markInvalid(form, ['code'])
+    say(messageOf(form), 'That code is not right, has expired or was used. Try again, or go back and ask for a new one.', 'error')
+    return $('#email-code').focus()
+  }
+  await loginAnswered(answer, form)
+})
+
+onClick($('#email-code-back'), async () => {
+  showFirstStep()
+  $('#login-email').focus()
 })
 
 onSubmit($('#mfa-form'), async (form) => {
   const answer = await request('POST', 'auth/mfa/verify', { mfa_token: mfaToken, code: (fieldsOf(form).code ?? '').trim() })
   if (answer.status === 200) return signedIn(answer)
   if (answer.status === 401 && answer.body?.code === 'INVALID_MFA_TOKEN') {
-    mfaToken = null
-    form.hidden = true
-    $('#login-form').hidden = false
+    showFirstStep()
     say(messageOf($('#login-form')), `${explain(answer)} Sign in again.`, 'error')
     return $('#login-email').focus()
   }
