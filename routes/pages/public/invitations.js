@@ -255,6 +255,9 @@ onClick($('#sign-out'), async () => {
   if (answer.status !== 204) return say(messageOf($('#mismatch')), explain(answer), 'error')
   tokens.access = null
   tokens.refresh = null
+  // The sign-in that follows is the invited address's: its form starts with that address, no password left in it.
+  $('#login-email').value = invitation.email
+  $('#login-password').value = ''
   showFor(null)
   say(status, 'You are signed out. Sign in with the invited address, or create an account for it.')
 })
