@@ -1,5 +1,5 @@
 import type {
-  AccountRulesStore, AccountStore, EmailCodesStore, IdentitiesStore, OAuthStore, OneTimeTokensStore, OutboxStore, PasskeysStore, SecondFactorsStore,
+  AccountRulesStore, AccountStore, EmailCodesStore, IdentitiesStore, OAuthStore, OneTimeTokensStore, OrganisationsStore, OutboxStore, PasskeysStore, SecondFactorsStore,
   SecurityEventsStore, SessionsStore, SettingsStore, SigningKeysStore, UsersStore, WebhookOutboxStore
 } from './store.js'
 
@@ -11,7 +11,7 @@ export type AggregateQueries<C> = [
   (c: C) => UsersStore, (c: C) => AccountRulesStore, (c: C) => SessionsStore, (c: C) => OneTimeTokensStore,
   (c: C) => SecurityEventsStore, (c: C) => OutboxStore, (c: C) => SigningKeysStore, (c: C) => PasskeysStore,
   (c: C) => SecondFactorsStore, (c: C) => IdentitiesStore, (c: C) => SettingsStore, (c: C) => OAuthStore,
-  (c: C) => WebhookOutboxStore, (c: C) => EmailCodesStore
+  (c: C) => WebhookOutboxStore, (c: C) => EmailCodesStore, (c: C) => OrganisationsStore
 ]
 
 type Methods = Record<string, (...args: unknown[]) => unknown>

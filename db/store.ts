@@ -1,6 +1,6 @@
 /*
  * The account store: all the rules know of persistence. One interface per aggregate (db/store/:
- * users, sessions and refresh tokens, one-time tokens, mailed sign-in codes, second factors, passkeys, identities, the
+ * users, sessions and refresh tokens, one-time tokens, mailed sign-in codes, organisations, second factors, passkeys, identities, the
  * mail and webhook outboxes, signing keys, settings, security events, the OAuth provider's models, and the account rules
  * that write across them in one transaction); AccountStore is all of them. Each backend (db/sqlite,
  * db/postgres) implements it in its own folder; every method is async so that a networked backend
@@ -13,6 +13,7 @@ import type { SecurityEventsStore } from './store/events.js'
 import type { IdentitiesStore } from './store/identities.js'
 import type { SigningKeysStore } from './store/keys.js'
 import type { OAuthStore } from './store/oauth.js'
+import type { OrganisationsStore } from './store/organisations.js'
 import type { OneTimeTokensStore } from './store/one-time-tokens.js'
 import type { OutboxStore } from './store/outbox.js'
 import type { PasskeysStore } from './store/passkeys.js'
@@ -30,6 +31,7 @@ export * from './store/identities.js'
 export * from './store/keys.js'
 export * from './store/oauth.js'
 export * from './store/one-time-tokens.js'
+export * from './store/organisations.js'
 export * from './store/outbox.js'
 export * from './store/passkeys.js'
 export * from './store/second-factors.js'
@@ -47,6 +49,7 @@ export interface AccountStore extends
   SigningKeysStore,
   OAuthStore,
   OneTimeTokensStore,
+  OrganisationsStore,
   OutboxStore,
   PasskeysStore,
   SecondFactorsStore,

@@ -316,3 +316,44 @@ export const webhookOutbox = pgTable('webhook_outbox', {
   index('webhook_outbox_due_idx').on(table.status, table.nextAttemptAt),
   index('webhook_outbox_finished_idx').on(table.finishedAt)
 ])
+
+/** Organisations (docs/organisations.md): a customer or team whose members the users are. */
+export const organizations = pgTable('organizations', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  name: text('name').notNull(),
+  slug: text('slug').notNull(),
+  createdAt: moment('created_at').notNull(),
+  updatedAt: moment('updated_at').notNull()
+}, (table) => [
+  uniqueIndex('organizations_slug_unique').on(table.slug)
+])
+
+/** A user's membership of an organisation, with its role; it goes with the user or the organisation. */
+export const memberships = pgTable('memberships', {
+  orgId: integer('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+  userId: integer('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+  joinedAt: moment('joined_at').notNull()
+}, (table) => [
+  primaryKey({ columns: [table.orgId, table.userId] }),
+  index('memberships_user_idx').on(table.userId)
+])
+
+/** Mailed invitations to an organisation, stored as the SHA-256 of their token. */
+export const orgInvitations = pgTable('org_invitations', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  orgId: integer('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  role: text('role', { enum: ['owner', 'admin', 'member'] }).notNull(),
+  tokenHash: text('token_hash').notNull(),
+  /** Who invited; the invitation outlives that user. */
+  invitedBy: integer('invited_by').references(() => users.id, { onDelete: 'set null' }),
+  createdAt: moment('created_at').notNull(),
+  expiresAt: moment('expires_at').notNull(),
+  usedAt: moment('used_at'),
+  withdrawnAt: moment('withdrawn_at')
+}, (table) => [
+  uniqueIndex('org_invitations_token_hash_unique').on(table.tokenHash),
+  index('org_invitations_org_idx').on(table.orgId, table.createdAt),
+  index('org_invitations_expires_idx').on(table.expiresAt)
+])

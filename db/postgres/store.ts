@@ -21,6 +21,7 @@ import { identitiesQueries } from './identities.js'
 import { settingsQueries } from './settings.js'
 import { oauthQueries } from './oauth.js'
 import { emailCodesQueries } from './email-codes.js'
+import { organisationsQueries } from './organisations.js'
 
 /** Connections per instance: N instances need N × POOL_SIZE of the server's max_connections. */
 export const POOL_SIZE = 10
@@ -62,7 +63,7 @@ export async function openPostgresStore (databaseUrl: string): Promise<AccountSt
   }
   const db = drizzle({ client: pool })
   const c = new PostgresConnection(pool, db, prepareStatements(db))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries, emailCodesQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries, emailCodesQueries, organisationsQueries])
 }
 
 // On a connection of its own, without the pool's timeouts: a later migration may build an index

@@ -20,6 +20,7 @@ import { identitiesQueries } from './identities.js'
 import { settingsQueries } from './settings.js'
 import { oauthQueries } from './oauth.js'
 import { emailCodesQueries } from './email-codes.js'
+import { organisationsQueries } from './organisations.js'
 
 /**
  * Opens (creating if needed) the SQLite file at `filename`, or `:memory:`,
@@ -42,5 +43,5 @@ export function openSqliteStore (filename: string): AccountStore {
   const violations = connection.pragma('foreign_key_check') as unknown[]
   if (violations.length > 0) throw new Error(`migrations left ${violations.length} rows with a broken foreign key`)
   const c = new SqliteConnection(connection, filename === ':memory:' ? undefined : () => connect(filename))
-  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries, emailCodesQueries])
+  return composeStore(c, [usersQueries, accountsQueries, sessionsQueries, oneTimeTokensQueries, eventsQueries, outboxQueries, keysQueries, passkeysQueries, secondFactorsQueries, identitiesQueries, settingsQueries, oauthQueries, webhooksQueries, emailCodesQueries, organisationsQueries])
 }

@@ -9,6 +9,14 @@ export class DuplicateValueError extends Error {
   }
 }
 
+/** Another organisation has the slug (409 SLUG_TAKEN). */
+export class SlugTakenError extends Error {
+  constructor () {
+    super('slug already taken')
+    this.name = 'SlugTakenError'
+  }
+}
+
 /** Another request linked the same provider account first (a race of two sign-ins). */
 export class IdentityTakenError extends Error {
   constructor () {
