@@ -49,6 +49,14 @@ export const InteractionNotFoundError = createError('INTERACTION_NOT_FOUND', 'Th
 export const InteractionStepError = createError<[string]>('INTERACTION_STEP', '%s', 409)
 export const FreshSignInRequiredError = createError('FRESH_SIGN_IN_REQUIRED', 'The app asks you to sign in again: enter your password or use a passkey', 401)
 export const UserNotFoundError = createError('USER_NOT_FOUND', 'The user does not exist', 404)
+/** Also a non-member's answer on every route of an organisation: its existence is not disclosed. */
+export const OrgNotFoundError = createError('ORG_NOT_FOUND', 'There is no such organisation, or you are not a member of it', 404)
+export const OrgForbiddenError = createError<[string]>('ORG_FORBIDDEN', '%s', 403)
+export const LastOwnerError = createError('LAST_OWNER', 'This would leave the organisation without an owner: make another member owner first', 409)
+export const SlugTakenError = createError('SLUG_TAKEN', 'Another organisation has that slug', 409)
+export const InvitationEmailMismatchError = createError('INVITATION_EMAIL_MISMATCH', 'This invitation was made for another address: sign in with the account of the address it was mailed to', 403)
+/** An unusable invitation answers as a used reset link does (the contract): the same code, its own words. */
+export const InvalidInvitationError = createError('INVALID_RESET_TOKEN', 'The invitation is unknown, already accepted, withdrawn or expired; ask for a new one', 400)
 export const SessionNotFoundError = createError('SESSION_NOT_FOUND', 'No such session of yours', 404)
 export const AppNotFoundError = createError('APP_NOT_FOUND', 'No app has access to your account with that client id', 404)
 export const PasskeyNotFoundError = createError('PASSKEY_NOT_FOUND', 'No such passkey of yours', 404)

@@ -30,6 +30,8 @@ export const POSTGRES_TESTS = [
   'test/security/cli-admin-rules.test.ts',
   // Mailed sign-in codes: racing guesses against the cap, single use, the squatter rule's transaction.
   'test/routes/auth/*.test.ts',
+  // Organisations: the last owner kept in the store's transaction (two owners demoting each other at once), invitations single use.
+  'test/routes/orgs/*.test.ts',
   // Readiness reports the store's health.
   'test/routes/health.test.ts',
   // GET /users/:id from memory, kept exact across instances by the log.

@@ -8,6 +8,7 @@ import userImport from '../plugins/app/user-import.js'
 import clock from '../plugins/app/clock.js'
 import authentication from '../plugins/app/authentication.js'
 import emailCodes from '../plugins/app/email-codes.js'
+import organisations from '../plugins/app/organisations.js'
 import identities from '../plugins/app/identities.js'
 import errorHandler, { toErrorBody } from '../plugins/app/error-handler.js'
 import loginThrottle from '../plugins/app/login-throttle.js'
@@ -256,6 +257,8 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     passwordResetTtlSeconds: config.passwordResetTtlSeconds,
     emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
   })
+  // Organisations, their members and invitations (docs/organisations.md).
+  await fastify.register(organisations)
   // Users from other systems (POST /admin/users/import, account-service users import).
   await fastify.register(userImport)
   await fastify.register(passkeys, config.webauthn)

@@ -7,6 +7,8 @@ export const SECURITY_EVENT_TYPES = [
   'passkey_added', 'passkey_removed', 'passkey_login', 'passkey_counter_regressed',
   'mfa_enabled', 'mfa_disabled', 'mfa_failed', 'mfa_locked', 'recovery_code_used', 'recovery_codes_renewed',
   'oauth_consent_granted', 'oauth_consent_revoked',
+  // Organisations (core/organisations): named as the webhooks they send.
+  'org.created', 'org.deleted', 'org.member_added', 'org.member_removed', 'org.member_role_changed',
   // An admin's actions (admin API, CLI), with the admin as actor_id.
   'admin_user_created', 'account_disabled', 'account_enabled', 'admin_sessions_revoked', 'admin_mfa_reset',
   'admin_user_deleted', 'role_changed', 'users_imported'

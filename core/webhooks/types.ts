@@ -4,13 +4,17 @@ import type { SecurityEventType } from '../events/types.js'
 /** Every event type sent (docs/webhooks.md). */
 export const WEBHOOK_TYPES = [
   'user.created', 'user.updated', 'user.deleted', 'user.disabled', 'user.enabled',
-  'session.created', 'session.revoked', 'password.changed', 'mfa.changed'
+  'session.created', 'session.revoked', 'password.changed', 'mfa.changed',
+  'org.created', 'org.deleted', 'org.member_added', 'org.member_removed', 'org.member_role_changed'
 ] as const
 
 export type WebhookType = typeof WEBHOOK_TYPES[number]
 
 /** The events whose `data` is the user as the admin API shows it. */
 export type UserWebhookType = Extract<WebhookType, `user.${string}`>
+
+/** The events of an organisation (core/organisations), written with the change by the organisation's rules. */
+export type OrgWebhookType = Extract<WebhookType, `org.${string}`>
 
 /**
  * The event a security event is also sent as; security events not listed send nothing. A `user.*`

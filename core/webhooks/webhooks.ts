@@ -5,9 +5,9 @@ import type { SecurityEvents, SecurityEventSubscriber } from '../events/security
 import type { Logger } from '../logger.js'
 import { OutboxWorker, type OutboxLife, type OutboxState } from '../outbox/outbox-worker.js'
 import { webhookQueue, webhookSender } from './webhook-sender.js'
-import { WEBHOOK_OF_SECURITY_EVENT, type UserWebhookType, type WebhookType } from './types.js'
+import { WEBHOOK_OF_SECURITY_EVENT, type OrgWebhookType, type UserWebhookType, type WebhookType } from './types.js'
 
-export { WEBHOOK_TYPES, type UserWebhookType, type WebhookType } from './types.js'
+export { WEBHOOK_TYPES, type OrgWebhookType, type UserWebhookType, type WebhookType } from './types.js'
 
 /** The user as an event shows it: as the admin API does (the admin presenter). */
 export type PresentUser = (user: UserRecord) => Record<string, unknown>
@@ -26,6 +26,11 @@ export interface Webhooks extends OutboxState {
    * writes the change alone). The caller wakes the worker once the change is stored.
    */
   userEvent (type: UserWebhookType): WebhookOf<UserRecord> | undefined
+  /**
+   * An `org.*` event with its `data`, for the store to write in the change's transaction with its security event
+   * (core/organisations); undefined without WEBHOOK_URL. The caller wakes the worker once the change is stored.
+   */
+  orgEvent (type: OrgWebhookType, data: Record<string, unknown>): OutgoingWebhook | undefined
   /** Events this process delivered, for metrics. */
   readonly delivered: number
 }
@@ -116,6 +121,7 @@ export function createWebhooks ({ store, clock, log, presentUser, securityEvents
       }
     },
     userEvent: (type) => worker === undefined ? undefined : (user) => message(type, presentUser(user)),
+    orgEvent: (type, data) => message(type, data),
     wake: () => worker?.wake(),
     get delivered () { return worker?.sent ?? 0 },
     get failed () { return worker?.failed ?? 0 },

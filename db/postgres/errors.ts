@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { describeDatabase } from '../database-url.js'
-import { DuplicateValueError, SlugTakenError, StoreUnavailableError } from '../store.js'
+import { DuplicateValueError, DuplicateSlugError, StoreUnavailableError } from '../store.js'
 
 // The unique indexes of db/postgres/schema.ts, by the field a client is told about.
 const UNIQUE_FIELDS: Record<string, 'email' | 'username'> = {
@@ -27,7 +27,7 @@ export function translatePostgresError (error: unknown): unknown {
     if (current instanceof pg.DatabaseError) {
       const field = current.code === '23505' ? UNIQUE_FIELDS[current.constraint ?? ''] : undefined
       if (field !== undefined) return new DuplicateValueError(field)
-      if (current.code === '23505' && current.constraint === 'organizations_slug_unique') return new SlugTakenError()
+      if (current.code === '23505' && current.constraint === 'organizations_slug_unique') return new DuplicateSlugError()
       if (UNAVAILABLE_STATES.test(current.code ?? '')) return new StoreUnavailableError({ cause: error })
       return error
     }

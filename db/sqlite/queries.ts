@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { and, asc, desc, eq, exists, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { liveTokenOf } from '../live-sessions.js'
-import { DuplicateValueError, SlugTakenError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
+import { DuplicateValueError, DuplicateSlugError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
 import { identities, mfaChallenges, oauthModels, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
@@ -279,7 +279,7 @@ export function translateSqliteError (error: unknown): unknown {
   if (sqliteError.code === 'SQLITE_CONSTRAINT_UNIQUE') {
     if (sqliteError.message.includes('users.email')) return new DuplicateValueError('email')
     if (sqliteError.message.includes('users_username_lower_unique')) return new DuplicateValueError('username')
-    if (sqliteError.message.includes('organizations.slug')) return new SlugTakenError()
+    if (sqliteError.message.includes('organizations.slug')) return new DuplicateSlugError()
   }
   if (UNAVAILABLE_CODES.test(sqliteError.code)) return new StoreUnavailableError({ cause: error })
   return error

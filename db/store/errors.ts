@@ -9,11 +9,11 @@ export class DuplicateValueError extends Error {
   }
 }
 
-/** Another organisation has the slug (409 SLUG_TAKEN). */
-export class SlugTakenError extends Error {
+/** Another organisation has the slug (the API answers 409 SLUG_TAKEN). */
+export class DuplicateSlugError extends Error {
   constructor () {
     super('slug already taken')
-    this.name = 'SlugTakenError'
+    this.name = 'DuplicateSlugError'
   }
 }
 

@@ -87,10 +87,10 @@ export type InvitationAcceptance =
  * leave one.
  */
 export interface OrganisationsStore {
-  /** A new organisation with `ownerId` its owner, in one transaction with its events; a taken slug throws SlugTakenError. */
+  /** A new organisation with `ownerId` its owner, in one transaction with its events; a taken slug throws DuplicateSlugError. */
   createOrganisation (org: { name: string, slug: string, ownerId: number }, now: Date, audit?: OrgAuditOf<OrganisationRecord>): Promise<OrganisationRecord>
   findOrganisation (orgId: number): Promise<OrganisationRecord | undefined>
-  /** Renames it or changes its slug; undefined when it is gone; a taken slug throws SlugTakenError. */
+  /** Renames it or changes its slug; undefined when it is gone; a taken slug throws DuplicateSlugError. */
   updateOrganisation (orgId: number, changes: { name?: string, slug?: string }, now: Date): Promise<OrganisationRecord | undefined>
   /** Deletes it with its memberships and invitations, and writes `audit` in that transaction; false when it was gone. */
   deleteOrganisation (orgId: number, audit?: SecurityEventWrite[]): Promise<boolean>

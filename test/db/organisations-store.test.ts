@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SlugTakenError, type AccountStore, type SecurityEventWrite } from '../../db/store.js'
+import { DuplicateSlugError, type AccountStore, type SecurityEventWrite } from '../../db/store.js'
 import { testStore } from '../fixtures/database.js'
 
 /*
@@ -33,7 +33,7 @@ t.test('an organisation is created with its owner and its events; a taken slug i
   t.same(await store.membershipsOfUser(owner.id), [{ orgId: org.id, slug: 'acme', name: 'Acme Ltd', role: 'owner' }])
   t.match(await store.membershipOf(org.id, owner.id), { orgId: org.id, userId: owner.id, role: 'owner' })
   t.match(await store.listSecurityEvents(owner.id, { limit: 10 }), [{ type: 'org.created', detail: { org_id: org.id } }])
-  await t.rejects(store.createOrganisation({ name: 'Other', slug: 'acme', ownerId: owner.id }, new Date()), SlugTakenError)
+  await t.rejects(store.createOrganisation({ name: 'Other', slug: 'acme', ownerId: owner.id }, new Date()), DuplicateSlugError)
   t.equal((await store.membershipsOfUser(owner.id)).length, 1, 'the refused one left no membership')
   t.match(await store.findOrganisation(org.id), { id: org.id, slug: 'acme' })
   t.equal(await store.findOrganisation(org.id + 1000), undefined)
@@ -44,7 +44,7 @@ t.test('an organisation is renamed and its slug changed, unless another has that
   const { org } = await orgWithOwner(store, 'acme')
   await orgWithOwner(store, 'globex')
   t.match(await store.updateOrganisation(org.id, { name: 'Acme Group', slug: 'acme-group' }, new Date()), { name: 'Acme Group', slug: 'acme-group' })
-  await t.rejects(store.updateOrganisation(org.id, { slug: 'globex' }, new Date()), SlugTakenError)
+  await t.rejects(store.updateOrganisation(org.id, { slug: 'globex' }, new Date()), DuplicateSlugError)
   t.match(await store.findOrganisation(org.id), { slug: 'acme-group' })
   t.equal(await store.updateOrganisation(org.id + 1000, { name: 'x' }, new Date()), undefined)
 })

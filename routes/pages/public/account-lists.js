@@ -24,7 +24,12 @@ const EVENT_LABELS = {
   recovery_code_used: 'Signed in with a recovery code',
   recovery_codes_renewed: 'New recovery codes',
   oauth_consent_granted: 'An app was allowed access',
-  oauth_consent_revoked: 'An app\'s access was revoked'
+  oauth_consent_revoked: 'An app\'s access was revoked',
+  'org.created': 'Organisation created',
+  'org.deleted': 'Organisation deleted',
+  'org.member_added': 'Joined an organisation',
+  'org.member_removed': 'Left or removed from an organisation',
+  'org.member_role_changed': 'Role in an organisation changed'
 }
 
 /** "Chrome on Linux" from a user agent; else its first word ("curl", "OtherApp"): the full agent is shown below it. */
