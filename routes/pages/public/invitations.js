@@ -268,7 +268,7 @@ async function start () {
   if (answer.status === 400) return refusedToken(answer)
   if (answer.status !== 200) return say(status, explain(answer), 'error')
   invitation = answer.body
-  const inviter = invitation.inviter ? `${invitation.inviter.first_name} ${invitation.inviter.last_name}` : 'A former member'
+  const inviter = invitation.inviter?.name ?? 'A former member'
   $('#invitation-title').textContent = `${inviter} invites you to join ${invitation.org.name}`
   fill($('#invitation'), {
     org: `${invitation.org.name} (${invitation.org.slug})`,
