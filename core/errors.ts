@@ -55,6 +55,7 @@ export const OrgForbiddenError = createError<[string]>('ORG_FORBIDDEN', '%s', 40
 export const LastOwnerError = createError('LAST_OWNER', 'This would leave the organisation without an owner: make another member owner first', 409)
 export const SlugTakenError = createError('SLUG_TAKEN', 'Another organisation has that slug', 409)
 export const InvitationEmailMismatchError = createError('INVITATION_EMAIL_MISMATCH', 'This invitation was made for another address: sign in with the account of the address it was mailed to', 403)
+export const InvitationNotFoundError = createError('INVITATION_NOT_FOUND', 'The organisation has no pending invitation with this id', 404)
 /** An unusable invitation answers as a used reset link does (the contract): the same code, its own words. */
 export const InvalidInvitationError = createError('INVALID_RESET_TOKEN', 'The invitation is unknown, already accepted, withdrawn or expired; ask for a new one', 400)
 export const SessionNotFoundError = createError('SESSION_NOT_FOUND', 'No such session of yours', 404)

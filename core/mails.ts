@@ -49,6 +49,21 @@ export function invitationMail (to: string, link: string, ttlSeconds: number): M
   }
 }
 
+/**
+ * An invitation to an organisation (POST /orgs/:orgId/invitations): the link opens the page that signs in or up as
+ * `to` and accepts. The organisation's and the inviter's names are theirs to choose, so the mail says whose words they are.
+ */
+export function organisationInvitationMail (to: string, invitation: { orgName: string, inviterName: string, role: string }, link: string, ttlSeconds: number): MailMessage {
+  const days = Math.max(1, Math.round(ttlSeconds / 86_400))
+  return {
+    to,
+    subject: 'You are invited to join an organisation',
+    text: `${invitation.inviterName} invites ${to} to join the organisation "${invitation.orgName}" as ${invitation.role}.\n\n` +
+      `To accept, open this link within ${days === 1 ? '1 day' : `${days} days`} and sign in (or sign up) as ${to}:\n\n${link}\n\n` +
+      'The link works once. If you do not know the sender, ignore this mail: nothing happens without the link.\n'
+  }
+}
+
 export function verificationMail (to: string, link: string, ttlSeconds: number): MailMessage {
   return {
     to,

@@ -10,6 +10,7 @@ import passkeyRoutes from './auth/passkeys.js'
 import oidcRoutes from './auth/oidc.js'
 import passwordRoutes from './auth/password.js'
 import { mountRouteContext, type Mount } from './context.js'
+import invitationRoutes from './invitations/index.js'
 import orgRoutes from './orgs/index.js'
 import userRoutes from './users/index.js'
 
@@ -41,6 +42,7 @@ const api: FastifyPluginAsyncTypebox<ApiOptions> = async (fastify, { variant, pr
   await fastify.register(appsRoutes, { prefix: '/auth' })
   await fastify.register(userRoutes, { prefix: '/users' })
   await fastify.register(orgRoutes, { prefix: '/orgs' })
+  await fastify.register(invitationRoutes, { prefix: '/invitations' })
 }
 
 export default api

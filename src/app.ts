@@ -258,7 +258,7 @@ export default async function app (fastify: FastifyInstance, { config, mounts, c
     emailVerificationTtlSeconds: config.emailVerificationTtlSeconds
   })
   // Organisations, their members and invitations (docs/organisations.md).
-  await fastify.register(organisations)
+  await fastify.register(organisations, { publicUrl: config.mail.publicUrl })
   // Users from other systems (POST /admin/users/import, account-service users import).
   await fastify.register(userImport)
   await fastify.register(passkeys, config.webauthn)

@@ -19,7 +19,7 @@ export interface AddressProofDependencies {
 /**
  * The one function every proof of an address calls: the verification link (account.verifyEmail), a password
  * reset's link (account.resetPassword), a provider that verified the address of an existing account
- * (identities' link by email), a mailed sign-in code (./email-code-sign-in.ts: the password goes too), and next, an invitation. A proof that marks the flag
+ * (identities' link by email), a mailed sign-in code (./email-code-sign-in.ts: the password goes too), and an organisation's invitation (core/organisations/invitations.ts: the accepting session stays). A proof that marks the flag
  * some other way skips the claim of a never-verified account. Not proofs: an account a provider's verified
  * address creates is born verified (there is nothing to claim), and an operator's import states it.
  */

@@ -1,6 +1,6 @@
 import type { OrganisationsStore } from '../store.js'
 import { and, asc, count, desc, eq, getTableColumns, gt, isNull } from 'drizzle-orm'
-import type { MailMessage, MembershipChange, MembershipRecord, NewInvitation, OrgAuditOf, OrgRole, SecurityEventWrite } from '../store.js'
+import type { MailMessage, MembershipChange, MembershipRecord, NewInvitation, OrgRole, SecurityEventWrite } from '../store.js'
 import * as outbox from './mail-outbox.js'
 import { insertSecurityEvent } from './events.js'
 import { mailOutbox, memberships, orgInvitations, organizations, users } from './schema.js'
@@ -128,7 +128,7 @@ export function organisationsQueries (c: PostgresConnection): OrganisationsStore
       return { ...row.invitation, orgName: row.orgName, orgSlug: row.orgSlug, inviterName }
     },
 
-    async acceptInvitation (tokenHash, user, now, audit?: OrgAuditOf<MembershipRecord>) {
+    async acceptInvitation (tokenHash, user, now, audit) {
       return c.run(() => c.transaction(async (tx) => {
         // Locked: of two acceptances of one token, the second waits and then finds it used.
         const [invitation] = await tx.select().from(orgInvitations).where(and(eq(orgInvitations.tokenHash, tokenHash), pending(now))).for('update')
@@ -140,7 +140,7 @@ export function organisationsQueries (c: PostgresConnection): OrganisationsStore
         await tx.update(orgInvitations).set({ usedAt: now }).where(eq(orgInvitations.id, invitation.id))
         const [added] = await tx.insert(memberships).values({ orgId: org.id, userId: user.id, role: invitation.role, joinedAt: now })
           .onConflictDoNothing().returning()
-        if (added !== undefined) await writeAudit(tx, audit?.(added))
+        if (added !== undefined) await writeAudit(tx, audit?.(added, invitation))
         const role: OrgRole = added?.role ?? (await membershipIn(tx, org.id, user.id))?.role ?? invitation.role
         return { outcome: 'accepted' as const, org, role, added: added !== undefined, invitation: { ...invitation, usedAt: now } }
       }))

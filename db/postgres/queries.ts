@@ -107,7 +107,7 @@ export async function consumeProof (tx: Transaction, userId: number, proof: MfaP
 }
 
 /** AccountStore.proveAddress inside its transaction. */
-export async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, identity, clearsPassword = false }: AddressProof, now: Date): Promise<AddressProofOutcome> {
+export async function proveAddressIn (tx: Transaction, { userId, email, passwordHash, identity, clearsPassword = false, keepSessionId }: AddressProof, now: Date): Promise<AddressProofOutcome> {
   // The user's row locked: proofs, unlinks and password changes of this user judge one after the other.
   const [user] = await tx.select({ email: users.email, emailVerified: users.emailVerified, passwordHash: users.passwordHash }).from(users)
     .where(eq(users.id, userId)).for('update')
@@ -117,7 +117,8 @@ export async function proveAddressIn (tx: Transaction, { userId, email, password
   const endAccess = async () => {
     await tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt)))
     // The sessions end, and with them every pending second step (mfa_token), as revokeUserSessions does.
-    sessionsEnded += await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null`, now, sql`,
+    const kept = keepSessionId === undefined ? sql`` : sql` and family_id <> ${keepSessionId}`
+    sessionsEnded += await revokeTokensWith(tx, sql`user_id = ${userId} and revoked_at is null${kept}`, now, sql`,
       voided as (${voidMfaChallenges(userId, now)})`)
   }
   if (passwordHash !== undefined) {

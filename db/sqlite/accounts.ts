@@ -8,11 +8,12 @@ import type { SqliteConnection } from './connection.js'
 
 /** The accounts of the SQLite store (db/store/accounts.ts). */
 export function accountsQueries (c: SqliteConnection): AccountRulesStore {
-  function proveAddressIn (tx: Tx, { userId, email, passwordHash, identity, clearsPassword = false }: AddressProof, now: Date): AddressProofOutcome {
+  function proveAddressIn (tx: Tx, { userId, email, passwordHash, identity, clearsPassword = false, keepSessionId }: AddressProof, now: Date): AddressProofOutcome {
     const user = tx.select({ email: users.email, emailVerified: users.emailVerified, passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).get()
     // Before any write: an identity that cannot be linked leaves the account as it was.
     if (identity !== undefined && identityConflicts(tx, userId, identity)) return { outcome: 'identity_conflict' }
-    const userTokens = and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))
+    const userTokens = and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt),
+      keepSessionId === undefined ? undefined : ne(refreshTokens.familyId, keepSessionId))
     let sessionsEnded = 0
     const endAccess = () => {
       tx.update(oneTimeTokens).set({ usedAt: now }).where(and(eq(oneTimeTokens.userId, userId), isNull(oneTimeTokens.usedAt))).run()

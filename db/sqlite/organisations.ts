@@ -1,6 +1,6 @@
 import type { OrganisationsStore } from '../store.js'
 import { and, asc, count, desc, eq, getTableColumns, gt, isNull } from 'drizzle-orm'
-import type { MailMessage, MembershipChange, MembershipRecord, NewInvitation, OrgAuditOf, OrgRole, OrganisationRecord, SecurityEventWrite } from '../store.js'
+import type { MailMessage, MembershipChange, MembershipRecord, NewInvitation, OrgRole, OrganisationRecord, SecurityEventWrite } from '../store.js'
 import * as outbox from './mail-outbox.js'
 import { insertSecurityEvent } from './events.js'
 import { mailOutbox, memberships, orgInvitations, organizations, users } from './schema.js'
@@ -117,7 +117,7 @@ export function organisationsQueries (c: SqliteConnection): OrganisationsStore {
       return { ...row.invitation, orgName: row.orgName, orgSlug: row.orgSlug, inviterName }
     },
 
-    async acceptInvitation (tokenHash, user, now, audit?: OrgAuditOf<MembershipRecord>) {
+    async acceptInvitation (tokenHash, user, now, audit) {
       return c.run(() => c.db.transaction((tx) => {
         const invitation = tx.select().from(orgInvitations).where(and(eq(orgInvitations.tokenHash, tokenHash), pending(now))).get()
         if (invitation === undefined) return { outcome: 'invalid' as const }
@@ -128,7 +128,7 @@ export function organisationsQueries (c: SqliteConnection): OrganisationsStore {
         tx.update(orgInvitations).set({ usedAt: now }).where(eq(orgInvitations.id, invitation.id)).run()
         const added = tx.insert(memberships).values({ orgId: org.id, userId: user.id, role: invitation.role, joinedAt: now })
           .onConflictDoNothing().returning().get()
-        if (added !== undefined) writeAudit(tx, audit?.(added))
+        if (added !== undefined) writeAudit(tx, audit?.(added, invitation))
         const role: OrgRole = added?.role ?? membershipIn(tx, org.id, user.id)?.role ?? invitation.role
         return { outcome: 'accepted' as const, org, role, added: added !== undefined, invitation: { ...invitation, usedAt: now } }
       }, { behavior: 'immediate' }))

@@ -20,6 +20,11 @@ export interface AddressProof {
    * password goes with the rest of what it set up (and every session ends). A verified account keeps its password.
    */
   clearsPassword?: boolean
+  /**
+   * An invitation accepted in a signed-in session: the proof came through that session (its user read the mail),
+   * so when the claim ends the account's sessions, this one stays.
+   */
+  keepSessionId?: string
 }
 
 /** What a claim of a never-verified account removed (for the security events). */

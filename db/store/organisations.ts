@@ -115,5 +115,6 @@ export interface OrganisationsStore {
    * Accepts the pending invitation with this token hash for the user whose address is `email`, in one transaction:
    * used (conditionally: of two requests one wins), the membership added unless the user has one, and its events.
    */
-  acceptInvitation (tokenHash: string, user: { id: number, email: string }, now: Date, audit?: OrgAuditOf<MembershipRecord>): Promise<InvitationAcceptance>
+  acceptInvitation (tokenHash: string, user: { id: number, email: string }, now: Date,
+    audit?: (membership: MembershipRecord, invitation: InvitationRecord) => SecurityEventWrite[]): Promise<InvitationAcceptance>
 }

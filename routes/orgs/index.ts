@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { errorResponses } from '../../core/schemas/errors.js'
 import {
-  ChangeRoleBody, CreatedOrgView, CreateOrgBody, MemberParams, MembersResponse, MemberView, OrgParams, OrgsResponse, UpdateOrgBody,
-  presentMember, presentMembership, presentOrg
+  ChangeRoleBody, CreatedOrgView, CreateOrgBody, InvitationParams, InvitationsResponse, InvitationView, InviteBody, MemberParams, MembersResponse,
+  MemberView, OrgParams, OrgsResponse, UpdateOrgBody, presentInvitation, presentMember, presentMembership, presentOrg
 } from '../../core/schemas/organisations.js'
 import type { OrganisationOfMember } from '../../core/organisations/organisations.js'
 import { claimsOf } from '../guards.js'
@@ -16,7 +16,7 @@ const presentWithDate = ({ org, role }: OrganisationOfMember) => ({ ...presentOr
 /** /orgs: organisations, their members and roles (docs/organisations.md), in both variants. */
 const orgRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { transport, rateLimit, signedIn, actorOf } = fastify.routeContext
-  const { organisations } = fastify
+  const { organisations, invitations } = fastify
   // Per user: each change writes and may send mail or webhooks.
   const changeLimit = limitEach(fastify, rateLimit, [perUser('org-change', rateLimit)])
 
@@ -123,6 +123,50 @@ const orgRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     preHandler: changeLimit
   }, async (request, reply) => {
     await organisations.removeMember(await actorOf(request), request.params.orgId, request.params.userId)
+    return reply.code(204).send(null)
+  })
+
+  fastify.post('/:orgId/invitations', {
+    schema: {
+      summary: 'Invite an address with a role (owner, admin; only an owner invites an owner)',
+      description: `${NOT_A_MEMBER} A mail carries \`\${PUBLIC_URL}/invitations#token=…\` (7 days, single use): ` +
+        'the account of that address accepts it (POST /invitations/accept). A member, or an admin inviting an owner: 403 ORG_FORBIDDEN.',
+      security: transport.security.access,
+      params: OrgParams,
+      body: InviteBody,
+      response: { 201: InvitationView, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    // Each invitation mails an address the caller chose: per user, as the other changes, and apart from them.
+    preHandler: limitEach(fastify, rateLimit, [perUser('org-invite', rateLimit)])
+  }, async (request, reply) => {
+    const invitation = await invitations.invite(await actorOf(request), request.params.orgId, request.body)
+    return reply.code(201).send(presentInvitation(invitation))
+  })
+
+  fastify.get('/:orgId/invitations', {
+    schema: {
+      summary: 'The pending invitations (owner, admin)',
+      description: `${NOT_A_MEMBER} A member: 403 ORG_FORBIDDEN.`,
+      security: transport.security.access,
+      params: OrgParams,
+      response: { 200: InvitationsResponse, ...errorResponses(400, 401, 403, 404, 500, 503) }
+    },
+    onRequest: signedIn
+  }, async (request) => ({ invitations: (await invitations.list(claimsOf(request).userId, request.params.orgId)).map(presentInvitation) }))
+
+  fastify.delete('/:orgId/invitations/:id', {
+    schema: {
+      summary: 'Withdraw a pending invitation (owner, admin): its link no longer works',
+      description: `${NOT_A_MEMBER} A member: 403 ORG_FORBIDDEN. No pending invitation by that id: 404 INVITATION_NOT_FOUND.`,
+      security: transport.security.access,
+      params: InvitationParams,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    preHandler: changeLimit
+  }, async (request, reply) => {
+    await invitations.withdraw(await actorOf(request), request.params.orgId, request.params.id)
     return reply.code(204).send(null)
   })
 }

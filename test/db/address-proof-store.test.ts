@@ -159,3 +159,14 @@ t.test('a mailed code claims a never-verified account, its password and every se
   t.same(await store.proveAddress({ userId: verified.id, email: verified.email, clearsPassword: true }, new Date()), { outcome: 'proved', sessionsEnded: 0, claimed: undefined })
   t.match(await setUp(store, verified.id), { passwordHash: 'squatter-hash', passkeys: 1, totp: true, session: 'live' }, 'the owner proved it before: everything stays')
 })
+
+t.test('an invitation accepted in a session claims the account but keeps that session; the others end', async (t) => {
+  const store = await testStore(t)
+  const user = await squatted(store)
+  const now = new Date()
+  await store.createSession({ id: 'accepting', userId: user.id, userAgent: null, ip: null }, now)
+  await store.createRefreshToken({ tokenHash: 'accepting-refresh', userId: user.id, familyId: 'accepting', expiresAt: new Date(now.getTime() + HOUR) })
+  t.match(await store.proveAddress({ userId: user.id, email: user.email, keepSessionId: 'accepting' }, now), { outcome: 'proved', sessionsEnded: 1, claimed: { totp: true } })
+  t.match(await setUp(store, user.id), { emailVerified: true, passkeys: 0, totp: false, session: 'revoked' }, 'the other session ended')
+  t.equal(await store.sessionState('accepting', now), 'live', 'the accepting session stays')
+})

@@ -5,6 +5,8 @@ import { testClock, type TestClock } from '../../fixtures/clock.js'
 import { assertError } from '../../fixtures/assertions.js'
 import { credentials, loggedInUser, type Session } from '../../fixtures/factories.js'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { eventually } from '../../fixtures/eventually.js'
+import { startWebhookReceiver, WEBHOOK_SECRET } from '../../fixtures/webhook-receiver.js'
 
 /*
  * /orgs (docs/organisations.md), both variants: create, list, read, rename, delete; members listed, re-roled,
@@ -16,9 +18,9 @@ const ELEVEN_MINUTES = 11 * 60_000
 
 interface World { server: FastifyInstance, clock: TestClock, variant: Variant }
 
-async function setUp (t: Test, variant: Variant): Promise<World> {
+async function setUp (t: Test, variant: Variant, env: Record<string, string> = {}): Promise<World> {
   const clock = testClock()
-  const server = await build(t, { variant, clock })
+  const server = await build(t, { variant, clock, env })
   return { server, clock, variant }
 }
 
@@ -186,3 +188,18 @@ for (const variant of ['header', 'cookie'] as const) {
     t.notOk((await world.server.store.listMembers(orgId)).some((m) => m.userId === member.user.id))
   })
 }
+
+t.test('each change of an organisation is sent as a signed webhook with its data', async (t) => {
+  const receiver = await startWebhookReceiver(t)
+  const world = await setUp(t, 'header', { WEBHOOK_URL: receiver.url, WEBHOOK_SECRET })
+  const { owner, admin, member, orgId } = await team(world)
+  t.equal((await as(world, owner)('PATCH', `/orgs/${orgId}/members/${member.user.id}`, { role: 'admin' })).statusCode, 200)
+  t.equal((await as(world, admin)('DELETE', `/orgs/${orgId}/members/${admin.user.id}`)).statusCode, 204)
+  t.equal((await as(world, owner)('DELETE', `/orgs/${orgId}`)).statusCode, 204)
+  t.ok(await eventually(() => receiver.ofType('org.deleted').length === 1), 'delivered')
+  t.match(receiver.ofType('org.created'), [{ data: { user_id: owner.user.id, org_id: orgId, slug: 'acme-ltd', name: 'Acme Ltd' } }])
+  t.match(receiver.ofType('org.member_role_changed'), [{ data: { user_id: member.user.id, org_id: orgId, role: 'admin', previous_role: 'member', by_user_id: owner.user.id } }])
+  t.match(receiver.ofType('org.member_removed'), [{ data: { user_id: admin.user.id, org_id: orgId, role: 'admin', by_user_id: admin.user.id } }])
+  t.match(receiver.ofType('org.deleted'), [{ data: { user_id: owner.user.id, org_id: orgId, slug: 'acme-ltd' } }])
+  t.same(receiver.unverified, [])
+})

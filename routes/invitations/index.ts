@@ -1,0 +1,31 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { errorResponses } from '../../core/schemas/errors.js'
+import { AcceptedInvitationResponse, AcceptInvitationBody, presentOrg } from '../../core/schemas/organisations.js'
+import { limitEach, perUser } from '../rate-limits.js'
+
+/** POST /invitations/accept: an organisation's mailed invitation, accepted by the signed-in account of its address. */
+const invitationRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { transport, rateLimit, signedIn, actorOf } = fastify.routeContext
+  const { invitations } = fastify
+
+  fastify.post('/accept', {
+    schema: {
+      summary: 'Accept an invitation to an organisation, signed in as the invited address',
+      description: 'The token is the mailed link\'s (#token=…). Already a member: the same 200, the role unchanged. Another account: ' +
+        '403 INVITATION_EMAIL_MISMATCH, and the invitation stays usable. Used, withdrawn, expired or unknown: 400 INVALID_RESET_TOKEN ' +
+        '(as a used reset link). Accepting proves the address: on a never-verified account what its registrant set up is removed, ' +
+        'and its other sessions end; this one stays.',
+      security: transport.security.access,
+      body: AcceptInvitationBody,
+      response: { 200: AcceptedInvitationResponse, ...errorResponses(400, 401, 403, 413, 415, 429, 500, 503) }
+    },
+    onRequest: signedIn,
+    // Per user: tokens are not guessable, but a signed-in client should not be able to try them at will either.
+    preHandler: limitEach(fastify, rateLimit, [perUser('invitation-accept', rateLimit)])
+  }, async (request) => {
+    const { org, role } = await invitations.accept(await actorOf(request), request.body.token)
+    return { org: presentOrg(org, role) }
+  })
+}
+
+export default invitationRoutes
