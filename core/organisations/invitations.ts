@@ -1,4 +1,4 @@
-import type { AccountStore, InvitationRecord, MembershipRecord, OrganisationRecord, OrgRole, SecurityEventWrite } from '../../db/store.js'
+import type { AccountStore, InvitationRecord, InvitationWithOrganisation, MembershipRecord, OrganisationRecord, OrgRole, SecurityEventWrite } from '../../db/store.js'
 import type { ProveAddress } from '../accounts/prove-address.js'
 import { currentDate, type Clock } from '../clock.js'
 import { InvalidInvitationError, InvitationEmailMismatchError, InvitationNotFoundError, OrgForbiddenError } from '../errors.js'
@@ -32,10 +32,15 @@ export interface Invitations {
    * The address is proved; the accepting session stays.
    */
   accept (actor: Actor, token: string): Promise<{ org: OrganisationRecord, role: OrgRole }>
+  /**
+   * The pending invitation of a mailed token, for the page that opens before any sign-in: the token is the only
+   * credential, and it shows no more than its mail did. 400 (as accept) when unknown, used, withdrawn or expired.
+   */
+  preview (token: string): Promise<InvitationWithOrganisation>
 }
 
 export interface InvitationsDependencies {
-  store: Pick<AccountStore, 'createInvitation' | 'listInvitations' | 'withdrawInvitation' | 'acceptInvitation'>
+  store: Pick<AccountStore, 'createInvitation' | 'listInvitations' | 'withdrawInvitation' | 'acceptInvitation' | 'findInvitation'>
   clock: Clock
   mailer: Pick<Mailer, 'forOutbox' | 'wake'>
   organisations: Pick<Organisations, 'find' | 'eventOf' | 'published'>
@@ -98,6 +103,12 @@ export function createInvitations ({ store, clock, mailer, organisations, proveA
       // account is claimed), but the session that accepted is the owner's and stays.
       await proveAddress({ userId: user.id, email: user.email, keepSessionId: sessionId }, client)
       return { org: outcome.org, role: outcome.role }
+    },
+
+    async preview (token) {
+      const invitation = await store.findInvitation(hashToken(token), currentDate(clock))
+      if (invitation === undefined) throw new InvalidInvitationError()
+      return invitation
     }
   }
 }
