@@ -33,8 +33,8 @@ export interface Invitations {
    */
   accept (actor: Actor, token: string): Promise<{ org: OrganisationRecord, role: OrgRole }>
   /**
-   * The pending invitation of a mailed token, for the page that opens before any sign-in: the token is the only
-   * credential, and it shows no more than its mail did. 400 (as accept) when unknown, used, withdrawn or expired.
+   * What the invitation page shows before anyone signs in (the organisation, who invites, the address and role): the
+   * holder of the link may read it. 400 as `accept` when it cannot be used.
    */
   preview (token: string): Promise<InvitationWithOrganisation>
 }

@@ -60,6 +60,8 @@ for (const variant of ['header', 'cookie'] as const) {
     t.not(stored[0].tokenHash, token, 'only a hash of the token is stored')
     t.same((await as(world, owner)('GET', `/orgs/${orgId}/invitations`)).json(), { invitations: [invitation] })
 
+    t.match(await world.server.invitations.preview(token), { orgName: 'Acme Ltd', inviterName: 'Ada Lovelace', email: bob.user.email, role: 'admin' },
+      'what the invitation page shows before sign-in')
     const accepted = await as(world, bob)('POST', '/invitations/accept', { token })
     t.equal(accepted.statusCode, 200, accepted.body)
     t.same(accepted.json(), { org: { id: orgId, name: 'Acme Ltd', slug: 'acme-ltd', role: 'admin' } })
@@ -73,6 +75,7 @@ for (const variant of ['header', 'cookie'] as const) {
 
     assertError(t, await as(world, bob)('POST', '/invitations/accept', { token }), 400, 'INVALID_RESET_TOKEN')
     assertError(t, await as(world, bob)('POST', '/invitations/accept', { token: 'unknown' }), 400, 'INVALID_RESET_TOKEN')
+    await t.rejects(world.server.invitations.preview(token), { code: 'INVALID_RESET_TOKEN', statusCode: 400 }, 'a used one shows nothing')
     assertError(t, await as(world, bob)('POST', '/invitations/accept', {}), 400, 'VALIDATION_FAILED')
     assertError(t, await world.server.inject({ method: 'POST', url: '/invitations/accept', payload: { token } }), 401, 'MISSING_TOKEN')
   })
