@@ -7,7 +7,8 @@ import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 
 // The invitation page of the header variant (variant A) in Chromium: the page keeps the tokens of its own
 // sign-in in memory and sends them as headers. Signed in on the page as another address, it shows the
-// mismatch and signs out; the invitee then signs in there and accepts. One service, one browser.
+// mismatch and signs out; the invitee then signs in there with a mailed code ("Email me a code") and accepts.
+// One service, one browser.
 t.test('the invitation page in Chromium (header variant)', { skip: skipWithoutChromium }, async (t) => {
   const browser = await sharedChromium(t)
   const mailbox = await startMailbox(t)
@@ -47,12 +48,18 @@ t.test('the invitation page in Chromium (header variant)', { skip: skipWithoutCh
   await page.click('#sign-out')
   await page.locator('#login-title').waitFor()
   t.equal(await page.inputValue('#login-email'), invitee.email, 'the sign-in form is back, with the invited address')
-  await page.fill('#login-password', invitee.password)
-  await page.click('#login-form button[type=submit]')
+  // "Email me a code": the mailed sign-in code instead of the password.
+  await page.click('#email-code-send')
+  await page.locator('#email-code-title').waitFor()
+  const code = /email_code=(\d{6})/.exec((await mailbox.next(invitee.email, 'Your sign-in code')).text ?? '')?.[1]
+  t.ok(code, 'the sign-in code is mailed')
+  await page.fill('#email-code', code ?? '')
+  await page.click('#email-code-form button[type=submit]')
   await page.locator('#joined-title').filter({ hasText: 'You are a member of Acme Widgets' }).waitFor()
   t.equal(await page.locator('#joined-text').textContent(), 'Your role: Member.')
-  const orgs = await call(baseUrl, 'GET', '/orgs', { headers: await bearerOf(invitee.email, invitee.password) })
-  t.same(orgs.body.orgs.map((entry: { slug: string, role: string }) => `${entry.slug}:${entry.role}`), ['acme-widgets:member'], 'GET /orgs lists it')
+  const members = await call(baseUrl, 'GET', `/orgs/${org.body.id}/members`, { headers: ownerBearer })
+  t.same(members.body.members.map((member: { email: string, role: string }) => `${member.email}:${member.role}`).sort(),
+    [`${owner.email}:owner`, `${invitee.email}:member`].sort(), 'the owner sees the invitee among the members, with the invited role')
   t.same((await call(baseUrl, 'GET', '/orgs', { headers: await bearerOf(other.email, other.password) })).body.orgs, [], 'the other account joined nothing')
   t.equal(await page.evaluate(() => localStorage.length + sessionStorage.length), 0, 'the tokens stay in the page\'s memory, not in web storage')
   t.same(await violations(), [], 'no CSP violation, no script error')
