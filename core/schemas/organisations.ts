@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ORG_ROLES, type InvitationRecord, type MemberRecord, type MembershipSummary, type OrganisationRecord, type OrgRole } from '../../db/store.js'
+import { ORG_ROLES, type InvitationRecord, type InvitationWithOrganisation, type MemberRecord, type MembershipSummary, type OrganisationRecord, type OrgRole } from '../../db/store.js'
 import { Email, Id, MAX_ID, Name, Token } from './common.js'
 
 /* The bodies and answers of /orgs and /invitations (docs/organisations.md). */
@@ -51,6 +51,14 @@ export const InvitationView = Type.Object({
   expires_at: Type.String({ format: 'date-time' })
 }, { additionalProperties: false })
 export const InvitationsResponse = Type.Object({ invitations: Type.Array(InvitationView) }, { additionalProperties: false })
+/** What the invitation page shows before any sign-in (POST /invitations/preview): the token's own invitation, nothing more. */
+export const InvitationPreviewResponse = Type.Object({
+  org: Type.Object({ name: Type.String(), slug: Type.String() }, { additionalProperties: false }),
+  inviter: Type.Union([Type.Object({ name: Type.String() }, { additionalProperties: false }), Type.Null()], { description: 'Who invited; null once that account is deleted' }),
+  email: Type.String({ description: 'The invited address: only its account can accept' }),
+  role: OrgRoleField,
+  expires_at: Type.String({ format: 'date-time' })
+}, { additionalProperties: false })
 export const AcceptedInvitationResponse = Type.Object({ org: OrgView }, { additionalProperties: false })
 
 export function presentOrg (org: Pick<OrganisationRecord, 'id' | 'name' | 'slug'>, role: OrgRole): Static<typeof OrgView> {
@@ -67,4 +75,14 @@ export function presentMember (member: MemberRecord): Static<typeof MemberView> 
 
 export function presentInvitation (invitation: InvitationRecord): Static<typeof InvitationView> {
   return { id: invitation.id, email: invitation.email, role: invitation.role, expires_at: invitation.expiresAt.toISOString() }
+}
+
+export function presentInvitationPreview (invitation: InvitationWithOrganisation): Static<typeof InvitationPreviewResponse> {
+  return {
+    org: { name: invitation.orgName, slug: invitation.orgSlug },
+    inviter: invitation.inviterName === null ? null : { name: invitation.inviterName },
+    email: invitation.email,
+    role: invitation.role,
+    expires_at: invitation.expiresAt.toISOString()
+  }
 }

@@ -49,7 +49,7 @@ function page (name: string, values: Record<'API' | 'CONSOLE' | 'VARIANT', strin
 
 /**
  * The pages people reach from a mail or a browser (PAGES=true, the default):
- * /reset-password and /verify-email at the root, where the mailed links point
+ * /reset-password, /verify-email and /invitations at the root, where the mailed links point
  * (both variants), and the account console at <cookie prefix>/account (the
  * cookie variant only: its tokens stay in HttpOnly cookies, so page script never
  * holds one). /demo, the console's predecessor, leads there.
@@ -72,6 +72,8 @@ const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts, 
 
   serve('/reset-password', page('reset-password.html', values))
   serve('/verify-email', page('verify-email.html', values))
+  // The invitation mail's link (organisations): it names the organisation, signs in or up, and accepts.
+  serve('/invitations', page('invitations.html', values))
   // The admin console, in either variant: it calls the admin API at /admin/* (routes/admin/).
   serve('/admin', page('admin.html', values))
   // The scripts and the style sheet, behind one route (the HTML files are served only as the pages).

@@ -9,7 +9,7 @@ import { build } from '../fixtures/build.js'
 import { credentials, loggedInUser } from '../fixtures/factories.js'
 import { startMailbox, tokenFromLink } from '../fixtures/mailbox.js'
 
-const PAGES = ['/reset-password', '/verify-email', '/account']
+const PAGES = ['/reset-password', '/verify-email', '/invitations', '/account']
 const ASSETS = readdirSync(new URL('../../routes/pages/public/', import.meta.url)).filter(name => /\.(js|css)$/.test(name))
 
 /** The CSP directives of an answer, by name. */
@@ -33,7 +33,7 @@ t.test('PAGES is on by default, in production too, and PAGES=false turns it off'
   t.throws(() => loadConfig({ PAGES: 'maybe' }), /PAGES/)
 })
 
-t.test('the cookie variant serves the reset, verification and account pages under a strict CSP', async (t) => {
+t.test('the cookie variant serves the reset, verification, invitation and account pages under a strict CSP', async (t) => {
   const server = await build(t)
   for (const url of PAGES) {
     const page = await get(server, url)
@@ -59,7 +59,9 @@ t.test('the cookie variant serves the reset, verification and account pages unde
     t.match(asset.headers['content-type'], name.endsWith('.css') ? /^text\/css/ : /^text\/javascript/)
     t.equal(asset.headers['x-content-type-options'], 'nosniff')
   }
-  t.notMatch((await get(server, '/assets/account.js')).body, /localStorage|sessionStorage|document\.cookie/, 'the console keeps nothing in web storage or script-readable cookies')
+  for (const script of ['account.js', 'invitations.js']) {
+    t.notMatch((await get(server, `/assets/${script}`)).body, /localStorage|sessionStorage|document\.cookie/, `${script} keeps nothing in web storage or script-readable cookies`)
+  }
   assertError(t, await get(server, '/assets/account.html'), 404, 'NOT_FOUND')
 })
 
@@ -132,9 +134,9 @@ t.test('/demo, the old demo page, leads to the account console', async (t) => {
   }
 })
 
-t.test('the header variant serves the reset and verification pages but no console', async (t) => {
+t.test('the header variant serves the reset, verification and invitation pages but no console', async (t) => {
   const server = await build(t, { variant: 'header' })
-  for (const url of ['/reset-password', '/verify-email']) {
+  for (const url of ['/reset-password', '/verify-email', '/invitations']) {
     const page = await get(server, url)
     t.equal(page.statusCode, 200, url)
     t.same(layoutOf(page.body), { api: '/', console: '' }, `${url}: no console to sign in with`)
@@ -145,16 +147,18 @@ t.test('the header variant serves the reset and verification pages but no consol
 
 t.test('with both variants mounted, the mail pages stay at the root and call the cookie variant; the console follows its prefix', async (t) => {
   const server = await build(t, { mounts: [{ variant: 'header', prefix: '/v1' }, { variant: 'cookie', prefix: '/v2' }] })
-  for (const url of ['/reset-password', '/verify-email', '/v2/account']) {
+  for (const url of ['/reset-password', '/verify-email', '/invitations', '/v2/account']) {
     const page = await get(server, url)
     t.equal(page.statusCode, 200, url)
     t.same(layoutOf(page.body), { api: '/v2/', console: '/v2/account' }, url)
   }
+  t.match((await get(server, '/invitations')).body, /data-variant="cookie"/, 'the invitation page rides on the cookie variant\'s session')
   t.equal((await get(server, '/v2/demo')).headers.location, '/v2/account')
   for (const url of ['/account', '/v1/account', '/v1/reset-password']) assertError(t, await get(server, url), 404, 'NOT_FOUND')
 
   const headerOnly = await build(t, { mounts: [{ variant: 'header', prefix: '/v1' }] })
   t.same(layoutOf((await get(headerOnly, '/reset-password')).body), { api: '/v1/', console: '' }, 'the header variant\'s API when it is the only one')
+  t.match((await get(headerOnly, '/invitations')).body, /data-variant="header"/, 'the invitation page keeps the header variant\'s tokens itself')
 })
 
 t.test('PAGES=false: no page, no asset, no /demo', async (t) => {
