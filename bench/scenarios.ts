@@ -222,6 +222,52 @@ const userinfoReads: Side = {
   }
 }
 
+/**
+ * Sessions of `indexes` users (new ones, not the shared `sessions()`), each with an organisation of its own made
+ * active (issue 37): the access token carries `org: { id, slug, role }` and the session remembers it, so a refresh
+ * reads the membership. Variant A: the answers' `accessToken` in the body.
+ */
+async function organisationSessions (url: string, indexes: number[]): Promise<Session[]> {
+  const sessions = await logIn(url, indexes)
+  return await Promise.all(sessions.map(async (session) => {
+    const call = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+      const response = await fetch(`${url}${path}`, { method: 'POST', headers: { ...json, authorization: `Bearer ${session.accessToken}` }, body: JSON.stringify(body) })
+      if (response.status !== 200 && response.status !== 201) throw new Error(`bench ${path} answered ${response.status}: ${await response.text()}`)
+      return await response.json() as Record<string, unknown>
+    }
+    const org = await call('/orgs', { name: `Bench org ${session.userId}` })
+    const { accessToken } = await call(`/orgs/${String(org.id)}/activate`, {})
+    return { ...session, accessToken: accessToken as string }
+  }))
+}
+
+function orgReads (label: string): Side {
+  return {
+    label,
+    measure: async (bench) => {
+      const service = await bench.service('header')
+      const requests = readUser('header', await organisationSessions(service.running.url, spreadUsers(CONNECTIONS, service.users)))
+      return await measure(() => ({ url: service.running.url, requests }), bench.timing)
+    }
+  }
+}
+
+/** Refreshes of variant A (both headers), of `sessions`. */
+function headerRefreshes (label: string, sessionsOf: (service: Service) => Promise<Session[]>): Side {
+  return {
+    label,
+    measure: async (bench) => {
+      const service = await bench.service('header')
+      const requests = roundRobin(await sessionsOf(service), (session) => ({
+        method: 'POST',
+        path: '/auth/refresh-token',
+        headers: { authorization: `Bearer ${session.accessToken}`, 'x-refresh-token': `Bearer ${session.refreshToken}` }
+      }))
+      return await measure(() => ({ url: service.running.url, requests }), bench.timing)
+    }
+  }
+}
+
 export const scenarios: Scenario[] = [
   {
     id: 'get-user-a',
@@ -303,6 +349,24 @@ export const scenarios: Scenario[] = [
     compare: 'throughput',
     goal: 0.3,
     boundedBy: 'signing-floor'
+  },
+  {
+    // Issue 37: the active organisation rides in the access token; GET /users/:id reads nothing more for it.
+    id: 'get-user-org',
+    title: 'GET /users/:id, variant A, a token with an active organisation (org claim) against one without',
+    baseline: reads('header', 'variant A, no org'),
+    target: orgReads('variant A, org claim'),
+    compare: 'throughput',
+    goal: 0.9
+  },
+  {
+    // Issue 37: a refresh of a session with an active organisation reads the membership in the refresh token's query.
+    id: 'refresh-org',
+    title: 'refresh, variant A, a session with an active organisation against one without',
+    baseline: headerRefreshes('variant A, no org', async (service) => await service.sessions()),
+    target: headerRefreshes('variant A, active org', async (service) => await organisationSessions(service.running.url, spreadUsers(CONNECTIONS, service.users))),
+    compare: 'throughput',
+    goal: 0.9
   },
   {
     id: 'login',
