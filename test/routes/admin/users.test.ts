@@ -158,7 +158,7 @@ t.test('the OpenAPI document lists every admin route under the admin tag with it
   const operations = Object.entries(document.paths as Record<string, Record<string, { tags: string[], security: unknown }>>)
     .filter(([path]) => path.startsWith('/admin'))
     .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ route: `${method} ${path}`, ...operation })))
-  t.equal(operations.length, 10, operations.map(operation => operation.route).join(', '))
+  t.equal(operations.length, 12, operations.map(operation => operation.route).join(', '))
   for (const operation of operations) {
     t.same(operation.tags, ['admin'], operation.route)
     t.same(operation.security, [{ adminBearerAuth: [] }], operation.route)
