@@ -158,7 +158,7 @@ export async function createAccessTokens (deps: AccessTokensDependencies, option
         return payload
       }
     })
-    return { verify: async (token) => await appTokens.verify(token), verifiedBefore: appTokens.verifiedBefore }
+    return { verify: appTokens.verify, verifiedBefore: appTokens.verifiedBefore }
   }
 
   return {
