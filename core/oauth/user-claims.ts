@@ -2,6 +2,7 @@ import { Type, type Static, type TObject, type TOptional, type TSchema } from '@
 import type { UserRecord } from '../../db/store.js'
 import type { Variant } from '../config.js'
 import type { KeptUser } from '../users/user-cache.js'
+import { OrganisationClaimSchema } from '../schemas/active-organisation.js'
 
 /*
  * What the provider says of a user: its `sub` (the user id) and the claims of each scope, in ID tokens
@@ -20,7 +21,7 @@ const CLAIM_TYPES = {
   family_name: Type.String(),
   preferred_username: Type.String(),
   /** Every membership of the user (the `organizations` scope), read from the store when a token or userinfo asks for it. */
-  organizations: Type.Array(Type.Object({ id: Type.Integer(), slug: Type.String(), role: Type.String() }))
+  organizations: Type.Array(OrganisationClaimSchema)
 }
 
 export type ClaimName = keyof typeof CLAIM_TYPES

@@ -74,9 +74,9 @@ export interface Sessions {
   deactivateOrganisation (claims: AccessTokenClaims): Promise<IssuedTokens>
 }
 
-/** The memberships an activation reads (db/store/organisations.ts): one read, with the slug and role. */
+/** The membership an activation reads (db/store/organisations.ts): the one of the user in the organisation, with its slug and role. */
 export interface OrganisationMemberships {
-  membershipsOfUser (userId: number): Promise<Array<{ orgId: number, slug: string, role: string }>>
+  membershipOf (orgId: number, userId: number): Promise<{ orgId: number, slug: string, role: string } | undefined>
 }
 
 export interface SessionsOptions {
@@ -131,7 +131,7 @@ export function createSessions ({ store, clock, accessTokens, securityEvents, st
 
   /** The `org` claim of a membership the user holds now, with its current role; undefined when it holds none. */
   async function organisationClaim (userId: number, orgId: number): Promise<ActiveOrganisationClaim | undefined> {
-    const membership = (await memberships.membershipsOfUser(userId)).find((held) => held.orgId === orgId)
+    const membership = await memberships.membershipOf(orgId, userId)
     return membership === undefined ? undefined : { id: membership.orgId, slug: membership.slug, role: membership.role }
   }
 

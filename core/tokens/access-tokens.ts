@@ -3,14 +3,11 @@ import { nowSeconds } from '../clock.js'
 import { InvalidTokenError } from '../errors.js'
 import { CLOCK_LEEWAY_MS, createKeyRing, type AccessTokenPayload, type KeyRingDependencies, type KeyRingOptions, type ProviderKeys } from './key-ring.js'
 import type { PublicKeyDescription } from './keys.js'
+import type { OrganisationClaim } from '../schemas/active-organisation.js'
 import { createTokenVerifier } from './token-verifier.js'
 
 /** The `org` claim: the organisation the user made active in the session, with the role it had at signing. */
-export interface ActiveOrganisationClaim {
-  id: number
-  slug: string
-  role: string
-}
+export type ActiveOrganisationClaim = OrganisationClaim
 
 /** What a verified access token says: whose it is and which session issued it. */
 export interface AccessTokenClaims {

@@ -67,7 +67,9 @@ export function organisationsQueries (c: PostgresConnection): OrganisationsStore
     },
 
     async membershipOf (orgId, userId) {
-      return c.run(async () => (await c.db.select().from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))))[0])
+      return c.run(async () => (await c.db.select({ ...getTableColumns(memberships), slug: organizations.slug })
+        .from(memberships).innerJoin(organizations, eq(organizations.id, memberships.orgId))
+        .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))))[0])
     },
 
     async listMembers (orgId) {

@@ -1,7 +1,8 @@
-import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import type { AddressProof, AddressProofOutcome, ClaimedSetup, MfaProof, NewPasskey, PasskeyRecord } from '../store.js'
 import { tokenStands } from '../live-sessions.js'
+import { refreshTokenRead, refreshTokenReadColumns } from '../refresh-token-read.js'
 import { identities, mfaChallenges, oneTimeTokens, recoveryCodes, refreshTokens, revocations, sessions, sessionStatusIndexes, totpCredentials, users, passkeys, webauthnChallenges, memberships, organizations } from './schema.js'
 
 /** Pruning leaves a session row without tokens alone this long: its login may be between its two inserts. */
@@ -9,6 +10,9 @@ export const SESSION_ROW_GRACE_MS = 60_000
 
 export type Db = ReturnType<typeof drizzle>
 export type Transaction = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+/** The tables a refresh token's read joins (db/refresh-token-read.ts). */
+const readTables = { refreshTokens, users, sessions, sessionStatusIndexes, memberships, organizations }
 
 // The query of every authenticated request, as a named prepared statement: each pooled connection
 // parses and plans it once.
@@ -25,25 +29,9 @@ export function prepareStatements (db: Db) {
     revocationsAfter: db.select().from(revocations)
       .where(and(gt(revocations.seq, placeholder('afterSeq')), or(gte(revocations.revokedAt, sql`${placeholder('since')}`), isNull(revocations.sessionId))))
       .orderBy(asc(revocations.seq)).limit(placeholder('limit')).prepare('revocations_after'),
-    // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
-    // and its status-list index.
-    refreshTokenByHash: db.select({
-      ...getTableColumns(refreshTokens),
-      sessionStartedAt: sessions.createdAt,
-      statusIndex: sessionStatusIndexes.statusIndex,
-      userDisabledAt: users.disabledAt,
-      activeOrgId: sessions.activeOrgId,
-      activeOrgSlug: organizations.slug,
-      activeOrgRole: memberships.role
-    })
-      .from(refreshTokens)
-      .innerJoin(users, eq(users.id, refreshTokens.userId))
-      .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
-      .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
-      // The active organisation's membership as it stands: the refresh's `org` claim without a read of its own.
-      .leftJoin(memberships, and(eq(memberships.orgId, sessions.activeOrgId), eq(memberships.userId, refreshTokens.userId)))
-      .leftJoin(organizations, eq(organizations.id, memberships.orgId))
-      .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare('refresh_token_by_hash')
+    // A refresh token with its session's login time, status-list index, user's state and active membership (db/refresh-token-read.ts).
+    refreshTokenByHash: refreshTokenRead(db.select(refreshTokenReadColumns(readTables)).from(refreshTokens).$dynamic(), readTables, placeholder('tokenHash'))
+      .prepare('refresh_token_by_hash')
   }
 }
 

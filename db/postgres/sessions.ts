@@ -5,7 +5,8 @@ import { refreshTokens, revocations, sessions, users } from './schema.js'
 import { SESSION_ROW_GRACE_MS, revokeTokensWith, voidMfaChallenges } from './queries.js'
 import type { PostgresConnection } from './connection.js'
 import { liveTokenOf } from '../live-sessions.js'
-import { activeMembershipOf, parseActiveMembership } from '../active-membership.js'
+import { parseActiveMembership } from '../active-membership.js'
+import { foundRefreshToken } from '../refresh-token-read.js'
 
 /** The sessions of the PostgreSQL store (db/store/sessions.ts). */
 export function sessionsQueries (c: PostgresConnection): SessionsStore {
@@ -25,9 +26,7 @@ export function sessionsQueries (c: PostgresConnection): SessionsStore {
 
     async findRefreshToken (tokenHash: string) {
       const row = await c.run(async () => (await c.statements.refreshTokenByHash.execute({ tokenHash }))[0])
-      if (row === undefined) return undefined
-      const { activeOrgSlug, activeOrgRole, ...token } = row
-      return { ...token, activeMembership: activeMembershipOf({ activeOrgSlug, activeOrgRole }) }
+      return row === undefined ? undefined : foundRefreshToken(row)
     },
 
     async rotateRefreshToken ({ previousHash, successorHash, now, refreshTokenTtlMs, sessionMaxAgeMs, expectedUserId }: Rotation) {

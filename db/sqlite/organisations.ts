@@ -58,7 +58,9 @@ export function organisationsQueries (c: SqliteConnection): OrganisationsStore {
     },
 
     async membershipOf (orgId, userId) {
-      return c.run(() => c.db.select().from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).get())
+      return c.run(() => c.db.select({ ...getTableColumns(memberships), slug: organizations.slug })
+        .from(memberships).innerJoin(organizations, eq(organizations.id, memberships.orgId))
+        .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).get())
     },
 
     async listMembers (orgId) {

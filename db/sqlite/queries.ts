@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3'
-import { and, asc, desc, eq, exists, getTableColumns, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, desc, eq, exists, gt, gte, isNotNull, isNull, lt, max, notExists, or, sql, type SQL } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/better-sqlite3'
 import { liveTokenOf } from '../live-sessions.js'
+import { refreshTokenRead, refreshTokenReadColumns } from '../refresh-token-read.js'
 import { DuplicateValueError, DuplicateSlugError, StoreUnavailableError, type AddressProof, type MfaProof, type NewPasskey, type PasskeyRecord, type Rotation, type RotatedToken } from '../store.js'
 import { identities, memberships, mfaChallenges, oauthModels, organizations, oneTimeTokens, recoveryCodes, refreshTokens, revocations, securityEvents, sessions, sessionStatusIndexes, totpCredentials, users, passkeys } from './schema.js'
 
@@ -29,6 +30,9 @@ export interface OAuthModelRow {
 function sessionStartOf (tokens: typeof refreshTokens) {
   return sql<number>`coalesce((select ${sessions.createdAt} from ${sessions} where ${sessions.id} = ${tokens.familyId}), ${tokens.createdAt})`
 }
+
+/** The tables a refresh token's read joins (db/refresh-token-read.ts). */
+const readTables = { refreshTokens, users, sessions, sessionStatusIndexes, memberships, organizations }
 
 // The queries of the request paths, compiled once per connection. (A partial update's SQL depends on
 // which fields it sets, so updateUser is built per call.)
@@ -105,25 +109,9 @@ export function prepareStatements (db: Db) {
       expiresAt: placeholder('expiresAt'),
       createdAt: placeholder('now')
     }).prepare(),
-    // With its session's login time, which bounds how long the session may be refreshed (SESSION_MAX_AGE),
-    // and its status-list index.
-    refreshTokenByHash: db.select({
-      ...getTableColumns(refreshTokens),
-      sessionStartedAt: sessions.createdAt,
-      statusIndex: sessionStatusIndexes.statusIndex,
-      userDisabledAt: users.disabledAt,
-      activeOrgId: sessions.activeOrgId,
-      activeOrgSlug: organizations.slug,
-      activeOrgRole: memberships.role
-    })
-      .from(refreshTokens)
-      .innerJoin(users, eq(users.id, refreshTokens.userId))
-      .leftJoin(sessions, eq(sessions.id, refreshTokens.familyId))
-      .leftJoin(sessionStatusIndexes, eq(sessionStatusIndexes.sessionId, refreshTokens.familyId))
-      // The active organisation's membership as it stands: the refresh's `org` claim without a read of its own.
-      .leftJoin(memberships, and(eq(memberships.orgId, sessions.activeOrgId), eq(memberships.userId, refreshTokens.userId)))
-      .leftJoin(organizations, eq(organizations.id, memberships.orgId))
-      .where(eq(refreshTokens.tokenHash, placeholder('tokenHash'))).prepare(),
+    // A refresh token with its session's login time, status-list index, user's state and active membership (db/refresh-token-read.ts).
+    refreshTokenByHash: refreshTokenRead(db.select(refreshTokenReadColumns(readTables)).from(refreshTokens).$dynamic(), readTables, placeholder('tokenHash'))
+      .prepare(),
     // A rotation's claim on the presented token, and what the refresh needs of it, in one statement:
     // only a live token (not rotated, revoked or expired) of a session within SESSION_MAX_AGE and a
     // user not disabled (and the expected one, when given) is marked. Its successor's insert follows

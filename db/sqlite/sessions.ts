@@ -4,7 +4,8 @@ import type { NewRefreshToken, NewSession, Rotation, RotatedToken, SessionState 
 import { refreshTokens, revocations, sessions } from './schema.js'
 import { SESSION_ROW_GRACE_MS, logRevocations, revokeTokens, voidMfaChallenges, translateSqliteError, findSqliteError } from './queries.js'
 import type { SqliteConnection } from './connection.js'
-import { activeMembershipOf, parseActiveMembership } from '../active-membership.js'
+import { parseActiveMembership } from '../active-membership.js'
+import { foundRefreshToken } from '../refresh-token-read.js'
 
 type RotationOutcome = { rotated: RotatedToken | undefined } | { error: unknown }
 
@@ -82,9 +83,7 @@ export function sessionsQueries (c: SqliteConnection): SessionsStore {
 
     async findRefreshToken (tokenHash: string) {
       const row = c.run(() => c.statements.refreshTokenByHash.get({ tokenHash }))
-      if (row === undefined) return undefined
-      const { activeOrgSlug, activeOrgRole, ...token } = row
-      return { ...token, activeMembership: activeMembershipOf({ activeOrgSlug, activeOrgRole }) }
+      return row === undefined ? undefined : foundRefreshToken(row)
     },
 
     async rotateRefreshToken (rotation: Rotation) {

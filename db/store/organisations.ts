@@ -42,6 +42,11 @@ export interface MembershipRecord {
   joinedAt: Date
 }
 
+/** One membership with its organisation's slug: what the token's `org` claim shows of it. */
+export interface MembershipWithSlug extends MembershipRecord {
+  slug: string
+}
+
 /** A member as GET /orgs/:orgId/members shows it. */
 export interface MemberRecord extends MembershipRecord {
   email: string
@@ -108,7 +113,8 @@ export interface OrganisationsStore {
   deleteOrganisation (orgId: number, audit?: SecurityEventWrite[]): Promise<boolean>
   /** The user's memberships, oldest first. */
   membershipsOfUser (userId: number): Promise<MembershipSummary[]>
-  membershipOf (orgId: number, userId: number): Promise<MembershipRecord | undefined>
+  /** The user's membership of the organisation, with the organisation's slug; undefined for a non-member. */
+  membershipOf (orgId: number, userId: number): Promise<MembershipWithSlug | undefined>
   /** The members with their names and addresses, oldest first. */
   listMembers (orgId: number): Promise<MemberRecord[]>
   /** Sets a member's role; refused (`last_owner`) when it takes the role of the only owner. */

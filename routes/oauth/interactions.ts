@@ -8,6 +8,7 @@ import { FreshSignInRequiredError, InteractionNotFoundError, InteractionStepErro
 import { SERVICE_SESSION_FIELD } from '../../core/oauth/provider-sessions.js'
 import { clientOf } from '../client.js'
 import { claimsOf, signedInUser } from '../guards.js'
+import { withSignInForms } from '../pages/sign-in-forms.js'
 
 export interface InteractionRoutesOptions {
   apiPrefix: string
@@ -45,7 +46,8 @@ function freshSignInSince (details: Details, nowSeconds: number): number | undef
 const interactionRoutes: FastifyPluginAsyncTypebox<InteractionRoutesOptions> = async (fastify, { apiPrefix, variant }) => {
   const { oauth } = fastify
   const { signedIn } = fastify.routeContext
-  const page = readFileSync(PAGE, 'utf8').replace('%API%', `${apiPrefix}/`).replace('%VARIANT%', variant)
+  const page = withSignInForms(readFileSync(PAGE, 'utf8'), { title: 'Sign in to continue to <span data-field="client"></span>', hidden: true, mailedLink: false })
+    .replace('%API%', `${apiPrefix}/`).replace('%VARIANT%', variant)
 
   async function detailsOf (request: FastifyRequest, reply: FastifyReply): Promise<Details> {
     const provider = await oauth.current()

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Variant } from '../../core/config.js'
 import { PAGE_CSP_DIRECTIVES, pageCsp } from '../../plugins/external/helmet.js'
+import { withSignInForms } from './sign-in-forms.js'
 
 export interface PagesOptions {
   /** The mounted variants and their prefixes, as src/app.ts mounts them. */
@@ -88,7 +89,7 @@ const pagesRoutes: FastifyPluginAsync<PagesOptions> = async (fastify, { mounts, 
     return asset.body
   })
   if (consolePrefix === undefined) return
-  serve(consoleUrl, page('account.html', values, docsUrl))
+  serve(consoleUrl, withSignInForms(page('account.html', values, docsUrl), { title: 'Sign in', hidden: false, mailedLink: true }))
   for (const demo of [`${consolePrefix}/demo`, `${consolePrefix}/demo/`]) {
     fastify.get(demo, { schema: { hide: true } }, async (_request, reply) => reply.redirect(consoleUrl))
   }

@@ -31,7 +31,7 @@ t.test('an organisation is created with its owner and its events; a taken slug i
     (created) => [event('org.created', owner.id, { org_id: created.id })])
   t.match(org, { name: 'Acme Ltd', slug: 'acme' })
   t.same(await store.membershipsOfUser(owner.id), [{ orgId: org.id, slug: 'acme', name: 'Acme Ltd', role: 'owner' }])
-  t.match(await store.membershipOf(org.id, owner.id), { orgId: org.id, userId: owner.id, role: 'owner' })
+  t.match(await store.membershipOf(org.id, owner.id), { orgId: org.id, userId: owner.id, role: 'owner', slug: 'acme' }, 'one membership, with its organisation’s slug')
   t.match(await store.listSecurityEvents(owner.id, { limit: 10 }), [{ type: 'org.created', detail: { org_id: org.id } }])
   await t.rejects(store.createOrganisation({ name: 'Other', slug: 'acme', ownerId: owner.id }, new Date()), DuplicateSlugError)
   t.equal((await store.membershipsOfUser(owner.id)).length, 1, 'the refused one left no membership')

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
@@ -6,40 +5,11 @@ import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import { build } from '../fixtures/build.js'
-import { onPostgres, testDatabaseUrl, testStore } from '../fixtures/database.js'
+import { onPostgres, testDatabaseUrl } from '../fixtures/database.js'
 import { loggedInUser, type Session } from '../fixtures/factories.js'
+import { storeCallsDuring } from '../fixtures/store-calls.js'
 
 const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url))
-
-/**
- * Counts the calls that reach the store's backend (every instance of its class) from inside `during`.
- * Only calls in that async context count: the revocation follower, the outbox worker and the pruners
- * run on timers started before, so a slow machine that fires one mid-request does not change the count.
- */
-async function storeCallsDuring (t: Test, during: () => Promise<unknown>): Promise<string[]> {
-  const backend = Object.getPrototypeOf(await testStore(t)) as Record<string, (...args: unknown[]) => unknown>
-  const calls: string[] = []
-  const counting = new AsyncLocalStorage<{ depth: number }>()
-  for (const name of Object.getOwnPropertyNames(backend)) {
-    const original = backend[name]
-    if (name === 'constructor' || typeof original !== 'function') continue
-    // Only the calls from outside: a method's own helpers (run, transaction) are part of it.
-    backend[name] = function (this: unknown, ...args: unknown[]) {
-      const context = counting.getStore()
-      if (context === undefined) return original.apply(this, args)
-      if (context.depth === 0) calls.push(name)
-      context.depth += 1
-      try {
-        return original.apply(this, args)
-      } finally {
-        context.depth -= 1
-      }
-    }
-    t.teardown(() => { backend[name] = original })
-  }
-  await counting.run({ depth: 0 }, during)
-  return calls
-}
 
 const readUser = async (server: FastifyInstance, session: Session) => await server.inject({
   method: 'GET', url: `/users/${session.user.id}`, headers: { authorization: `Bearer ${session.accessToken}` }

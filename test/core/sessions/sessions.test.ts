@@ -23,9 +23,9 @@ async function setUp (t: Test) {
   // The memberships the organisations store holds, its reads counted.
   let membershipReads = 0
   const memberships = {
-    async membershipsOfUser (userId: number) {
+    async membershipOf (orgId: number, userId: number) {
       membershipReads++
-      return await store.membershipsOfUser(userId)
+      return await store.membershipOf(orgId, userId)
     }
   }
   const sessions = createSessions({

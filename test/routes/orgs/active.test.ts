@@ -1,37 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { LightMyRequestResponse } from 'fastify'
 import { build } from '../../fixtures/build.js'
 import { assertError } from '../../fixtures/assertions.js'
+import { storeCallsDuring } from '../../fixtures/store-calls.js'
 import { cookieValue, credentials, loggedInUser, type Session } from '../../fixtures/factories.js'
 
 const DAY = 24 * 3600 * 1000
-
-/** The store methods `during` calls (from its own async context: timers started before do not count), as test/security/revocation.test.ts counts them. */
-async function storeCallsDuring (t: Test, server: FastifyInstance, during: () => Promise<unknown>): Promise<string[]> {
-  const backend = Object.getPrototypeOf(server.store) as Record<string, (...args: unknown[]) => unknown>
-  const calls: string[] = []
-  const counting = new AsyncLocalStorage<{ depth: number }>()
-  for (const name of Object.getOwnPropertyNames(backend)) {
-    const original = backend[name]
-    if (name === 'constructor' || typeof original !== 'function') continue
-    backend[name] = function (this: unknown, ...args: unknown[]) {
-      const context = counting.getStore()
-      if (context === undefined) return original.apply(this, args)
-      if (context.depth === 0) calls.push(name)
-      context.depth += 1
-      try {
-        return original.apply(this, args)
-      } finally {
-        context.depth -= 1
-      }
-    }
-    t.teardown(() => { backend[name] = original })
-  }
-  await counting.run({ depth: 0 }, during)
-  return calls
-}
 
 /** What an access token says, read as an API that verified it would (the signature is the routes' business). */
 function claimsIn (accessToken: string): Record<string, unknown> {
@@ -123,11 +98,11 @@ for (const variant of ['header', 'cookie'] as const) {
       const read = (session: Session) => server.inject({ method: 'GET', url: `/users/${session.user.id}`, ...credentials(variant, session) })
       await read(plain)
       await read(active)
-      t.same(await storeCallsDuring(t, server, () => read(active)), await storeCallsDuring(t, server, () => read(plain)), 'GET /users/:id')
+      t.same(await storeCallsDuring(t, () => read(active)), await storeCallsDuring(t, () => read(plain)), 'GET /users/:id')
       await refresh(server, plain)
       await refresh(server, active)
-      const withOrg = await storeCallsDuring(t, server, () => refresh(server, active))
-      t.same(withOrg, await storeCallsDuring(t, server, () => refresh(server, plain)), 'a refresh')
+      const withOrg = await storeCallsDuring(t, () => refresh(server, active))
+      t.same(withOrg, await storeCallsDuring(t, () => refresh(server, plain)), 'a refresh')
       t.notOk(withOrg.includes('membershipsOfUser') || withOrg.includes('membershipOf'), 'no membership read of its own')
       t.match((claimsIn(active.accessToken).org as { id: number }).id, own.id, 'and the refreshed token has the org')
     })
