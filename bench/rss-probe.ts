@@ -19,6 +19,9 @@ import { seedStore } from './seed.js'
  * bench's connections), PROBE_REQUESTS each (1500; userinfo three times that), and prints after each the
  * resident memory (VmRSS, its anonymous part), the threads, and V8's heap by space. The same script at the
  * same moments is what compares two builds or flags; its figures sit below the bench's, which sends more.
+ * PROBE_ENTRY: another build's dist/src/server.js (its store seeded by this tree's code); PROBE_SNAPSHOT: a path
+ * where a V8 heap snapshot of the service is written after the last flow; MALLOC_ARENA_MAX is handed to the service;
+ * PROBE_IDLE_SECONDS: the report again every 5 s of that long without requests after the flows.
  */
 const USERS = 1000
 const flags = (process.env.PROBE_FLAGS ?? (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { config: { nodeFlags: string } }).config.nodeFlags)
@@ -37,9 +40,9 @@ const service = spawn(process.execPath, [
   ...flags,
   '--import', fileURLToPath(new URL('./memory-hook.mjs', import.meta.url)),
   '--import', fileURLToPath(new URL('./ready-signal.mjs', import.meta.url)),
-  changeBuild.entry
+  process.env.PROBE_ENTRY ?? changeBuild.entry
 ], {
-  env: { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, API_VARIANT: 'header', DATABASE_URL: file, RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'error', PASSWORD_HASH_TARGET: '0ms' },
+  env: { PATH: process.env.PATH, ...(process.env.MALLOC_ARENA_MAX === undefined ? {} : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }), NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, API_VARIANT: 'header', DATABASE_URL: file, RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'error', PASSWORD_HASH_TARGET: '0ms' },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc']
 })
 process.on('exit', () => service.kill('SIGKILL'))
@@ -99,6 +102,24 @@ try {
     await response.arrayBuffer()
   })
   await report('after oauth-userinfo')
+  // PROBE_IDLE_SECONDS: the same report again after that long without requests (what V8 and the hashing threads give back idle).
+  const idle = Number(process.env.PROBE_IDLE_SECONDS ?? 0)
+  for (let waited = 0; waited < idle; waited += 5) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5, idle - waited) * 1000))
+    await report(`idle ${Math.min(waited + 5, idle)} s`)
+  }
+  if (process.env.PROBE_SNAPSHOT !== undefined) {
+    const written = new Promise<string>((resolve) => {
+      const take = (message: { snapshot?: string }) => {
+        if (message.snapshot === undefined) return
+        service.off('message', take)
+        resolve(message.snapshot)
+      }
+      service.on('message', take)
+    })
+    service.send({ snapshot: process.env.PROBE_SNAPSHOT })
+    console.log(`heap snapshot: ${await written}`)
+  }
 } finally {
   service.kill('SIGTERM')
   await once(service, 'exit')

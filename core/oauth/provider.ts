@@ -165,7 +165,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       if (scopes.has(ORGANIZATIONS_SCOPE)) return undefined
       const id = userIdOf(sub)
       const kept = id === undefined ? undefined : deps.users.peekWithEmailVerified(id)
-      return kept === undefined ? undefined : claims.forScopes(kept, scopes)
+      return kept === undefined ? undefined : claims.keptForScopes(kept, scopes)
     }
   })
   const answerStructuredTokens = structuredTokens({ checks: appTokens, clientTokens, revokeGrant, issuer: options.issuer })
@@ -358,13 +358,19 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     return (await currentBuild()).provider
   }
 
+  // The last host that parsed: nearly every request names the same one, and URL.canParse cost userinfo's
+  // common case more than its token check did (issue 34). One string, so nothing a client sends piles up.
+  let acceptedHost = ''
   return {
     current,
     acceptsHost (req) {
       const forwarded = options.trustProxy ? req.headers['x-forwarded-host'] : undefined
       const host = (typeof forwarded === 'string' && forwarded !== '' ? forwarded.split(',')[0].trim() : req.headers.host) ?? ''
       // An empty host is Koa's '' and makes "http:///path", which parses: only a malformed one fails.
-      return host === '' || URL.canParse(`http://${host}/`)
+      if (host === '' || host === acceptedHost) return true
+      if (!URL.canParse(`http://${host}/`)) return false
+      acceptedHost = host
+      return true
     },
     handle (req, res) {
       if (built === undefined) throw new Error('the OAuth provider is handed a request before current() resolved')

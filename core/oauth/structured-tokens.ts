@@ -37,8 +37,11 @@ export interface AppTokenCheckDependencies {
   clientTokens: Pick<ClientTokenStatus, 'isLive'>
   /** The userinfo claims of a user for these scopes; undefined when the user is gone. */
   userinfo (sub: string, scopes: Set<string>): Promise<Record<string, unknown> | undefined>
-  /** userinfo where memory alone answers it (the user cache); else undefined. */
-  knownUserinfo (sub: string, scopes: Set<string>): Record<string, unknown> | undefined
+  /**
+   * userinfo where memory alone answers it (the user cache); else undefined. The same `scopes` set comes with
+   * every request of one token (and is never changed): an answer may be kept by it.
+   */
+  knownUserinfo (sub: string, scopes: ReadonlySet<string>): Record<string, unknown> | undefined
   /** The issuer (PUBLIC_URL): the audience of a token good for userinfo. */
   issuer: string
 }
@@ -91,12 +94,29 @@ export function appTokenChecks (deps: AppTokenCheckDependencies): AppTokenChecks
     return await deps.userinfo(claims.sub, scopes)
   }
 
+  /**
+   * What knownUserinfoOf reads of a verified token's claims, kept with them: a verified token's claims are one
+   * frozen object for as long as the verifier keeps it (core/tokens/token-verifier.ts), so its checks and its
+   * scope set are made once, not at every request (issue 34). null: a token memory never answers.
+   */
+  const userinfoTokens = new WeakMap<AppTokenClaims, { grantId: string, sub: string, scopes: Set<string> } | null>()
+  function userinfoTokenOf (claims: AppTokenClaims): { grantId: string, sub: string, scopes: Set<string> } | null {
+    let known = userinfoTokens.get(claims)
+    if (known === undefined) {
+      const scopes = new Set((claims.scope ?? '').split(' '))
+      known = typeof claims.grant_id !== 'string' || claims.cnf !== undefined || !hasAudience(claims, deps.issuer) || !scopes.has('openid')
+        ? null
+        : { grantId: claims.grant_id, sub: claims.sub, scopes }
+      userinfoTokens.set(claims, known)
+    }
+    return known
+  }
+
   function knownUserinfoOf (token: string): Record<string, unknown> | undefined {
     const claims: AppTokenClaims | undefined = deps.appTokens.verifiedBefore(token)
-    if (claims === undefined || typeof claims.grant_id !== 'string' || claims.cnf !== undefined || !hasAudience(claims, deps.issuer)) return undefined
-    if (deps.grantSessions.knownLive(claims.grant_id) !== true) return undefined
-    const scopes = new Set((claims.scope ?? '').split(' '))
-    return scopes.has('openid') ? deps.knownUserinfo(claims.sub, scopes) : undefined
+    const known = claims === undefined ? null : userinfoTokenOf(claims)
+    if (known === null || deps.grantSessions.knownLive(known.grantId) !== true) return undefined
+    return deps.knownUserinfo(known.sub, known.scopes)
   }
 
   async function bearerUserinfoOf (token: string): Promise<Record<string, unknown> | undefined> {

@@ -74,7 +74,12 @@ export interface UserClaims {
   /** Every claim of the user: `sub` and each scope's. */
   ofUser (user: Pick<UserRecord, 'id' | 'email' | 'emailVerified' | 'firstName' | 'lastName' | 'username'>): Claims
   /** A kept user's claims for these scopes: `sub` and each scope's (claimsOf). */
-  forScopes (kept: KeptUser, scopes: Set<string>): Record<string, unknown>
+  forScopes (kept: KeptUser, scopes: ReadonlySet<string>): Record<string, unknown>
+  /**
+   * forScopes, frozen and kept for as long as both the kept user and the scopes set live: the same object for
+   * every userinfo of one token while its user is unchanged (a changed user is a new KeptUser).
+   */
+  keptForScopes (kept: KeptUser, scopes: ReadonlySet<string>): Readonly<Record<string, unknown>>
 }
 
 export function userClaims (variant: Variant): UserClaims {
@@ -89,15 +94,25 @@ export function userClaims (variant: Variant): UserClaims {
       ...(variant === 'cookie' && user.username !== null ? { preferred_username: user.username } : {})
     }
   }
+  function forScopes (kept: KeptUser, scopes: ReadonlySet<string>): Record<string, unknown> {
+    const claims = ofUser({ ...kept.shown, emailVerified: kept.emailVerified })
+    const answer: Record<string, unknown> = { sub: claims.sub }
+    for (const scope of scopes) {
+      const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
+      for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
+    }
+    return answer
+  }
+  // Weak both ways: an answer goes when its user is read again (or dropped) or its token's claims are forgotten.
+  const answers = new WeakMap<KeptUser, WeakMap<ReadonlySet<string>, Readonly<Record<string, unknown>>>>()
   return {
     ofUser,
-    forScopes (kept, scopes) {
-      const claims = ofUser({ ...kept.shown, emailVerified: kept.emailVerified })
-      const answer: Record<string, unknown> = { sub: claims.sub }
-      for (const scope of scopes) {
-        const names = Object.hasOwn(scopeClaims, scope) ? scopeClaims[scope] : []
-        for (const name of names) if (claims[name] !== undefined) answer[name] = claims[name]
-      }
+    forScopes,
+    keptForScopes (kept, scopes) {
+      let ofKept = answers.get(kept)
+      if (ofKept === undefined) answers.set(kept, ofKept = new WeakMap())
+      let answer = ofKept.get(scopes)
+      if (answer === undefined) ofKept.set(scopes, answer = Object.freeze(forScopes(kept, scopes)))
       return answer
     }
   }

@@ -79,15 +79,27 @@ const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async (fastif
    * answered with its client's CORS; a DPoP request or a token bound to a DPoP key; a token in the form; a
    * token that does not hold, answered 401 with WWW-Authenticate) goes to the provider as before.
    */
-  async function userinfo (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  function userinfo (request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const authorization = request.headers.authorization
     if (request.headers.origin === undefined && request.headers.dpop === undefined && authorization?.startsWith('Bearer ') === true && oauth.acceptsHost(request.raw)) {
       const token = authorization.slice(7)
-      const claims = oauth.appTokens.knownUserinfoOf(token) ?? await oauth.appTokens.bearerUserinfoOf(token)
-      if (claims !== undefined) {
-        await reply.header('cache-control', 'no-store').send(claims)
+      // A token, grant and user known in memory: answered without a promise, as GET /users/:id answers a kept user.
+      const known = oauth.appTokens.knownUserinfoOf(token)
+      if (known !== undefined) {
+        reply.header('cache-control', 'no-store').send(known)
         return
       }
+      return bearerUserinfo(token, request, reply)
+    }
+    return forward(request, reply)
+  }
+
+  /** userinfo's common case where memory does not answer: the token verified, its grant and user read. */
+  async function bearerUserinfo (token: string, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const claims = await oauth.appTokens.bearerUserinfoOf(token)
+    if (claims !== undefined) {
+      await reply.header('cache-control', 'no-store').send(claims)
+      return
     }
     await forward(request, reply)
   }

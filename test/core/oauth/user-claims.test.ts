@@ -27,3 +27,19 @@ t.test('preferred_username only where usernames exist (the cookie variant)', asy
   t.ok(Object.hasOwn(userinfoAnswerSchema('cookie').properties, 'preferred_username'))
   t.equal(userClaims('header').ofUser(ada).preferred_username, undefined)
 })
+
+t.test('keptForScopes: the answer of forScopes, frozen, one object for a kept user and a scope set; a user read again is answered anew', async (t) => {
+  const claims = userClaims('header')
+  const shown = { id: 7, email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', username: null }
+  const kept = { shown, emailVerified: false }
+  const scopes = new Set(['openid', 'email'])
+  const answer = claims.keptForScopes(kept, scopes)
+  t.same(answer, claims.forScopes(kept, scopes))
+  t.same(answer, { sub: '7', email: 'ada@example.com', email_verified: false })
+  t.ok(Object.isFrozen(answer))
+  t.equal(claims.keptForScopes(kept, scopes), answer, 'the same object for the same user and scopes')
+  t.not(claims.keptForScopes(kept, new Set(['openid'])), answer)
+  t.same(claims.keptForScopes(kept, new Set(['openid'])), { sub: '7' })
+  const verified = claims.keptForScopes({ shown, emailVerified: true }, scopes)
+  t.equal(verified.email_verified, true, 'a user read again (a new kept user) is answered from what was read')
+})

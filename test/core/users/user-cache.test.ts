@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { UserRecord, UsersStore } from '../../../db/store.js'
-import { createUserCache, UNVERIFIED_EMAIL_RECHECK_MS } from '../../../core/users/user-cache.js'
+import { createUserCache, FIRST_SLOTS, UNVERIFIED_EMAIL_RECHECK_MS } from '../../../core/users/user-cache.js'
 
 const user = (id: number, firstName = 'Ada'): UserRecord => ({
   id,
@@ -106,6 +106,21 @@ t.test('the cache is bounded: past USER_CACHE_MAX the least recently read goes; 
   await none.cache.find(1)
   t.equal(none.cache.peek(1), undefined)
   t.equal(none.cache.size, 0)
+})
+
+t.test('the cache grows from FIRST_SLOTS to USER_CACHE_MAX as users are kept, the least recently read still going first', async (t) => {
+  const max = FIRST_SLOTS * 5
+  const { cache, rows } = fixture(max)
+  for (let id = 4; id <= max + 1; id++) rows.set(id, user(id))
+  for (let id = 1; id <= FIRST_SLOTS; id++) await cache.find(id)
+  // User 1 read again before the cache grows: it is the most recently read, and is kept when user 2 goes.
+  cache.peek(1)
+  for (let id = FIRST_SLOTS + 1; id <= max + 1; id++) await cache.find(id)
+  t.equal(cache.size, max, 'bounded by USER_CACHE_MAX across its growth')
+  t.equal(cache.peek(2), undefined, 'the least recently read went')
+  t.not(cache.peek(1), undefined, 'the order was kept when the cache grew')
+  t.not(cache.peek(3), undefined)
+  t.not(cache.peek(max + 1), undefined)
 })
 
 t.test('userinfo\'s read: a kept verified email stands; a kept unverified one is read again after UNVERIFIED_EMAIL_RECHECK_MS', async (t) => {

@@ -47,6 +47,8 @@ t.test('a Host no URL can hold is the client\'s error (400 invalid_request), not
   }
   const fine = await server.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { host: 'localhost:3000' } })
   t.equal(fine.statusCode, 200, 'a host name with a port is served')
+  const after = await server.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { host: 'exa mple' } })
+  t.equal(after.statusCode, 400, 'a bad Host after a good one is still refused (the last good host is remembered, nothing else)')
   const forwarded = await server.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: { 'x-forwarded-host': 'a b' } })
   t.equal(forwarded.statusCode, 200, 'X-Forwarded-Host is not read where no proxy is trusted')
 
