@@ -18,7 +18,8 @@ import { seedStore } from './seed.js'
  * beside this tree and measures both in the same rounds, alternating, so that a
  * change is judged against its base on one machine state. It starts only on a quiet
  * machine (bench/machine.ts: the one-minute load average at most BENCH_MAX_LOAD,
- * 0.5 by default) and writes nothing otherwise. BENCH_QUICK=1 for a short run,
+ * 0.5 by default) and writes nothing otherwise. BENCH_QUICK=1 for a short run (BENCH_SECONDS and
+ * BENCH_WARMUP_SECONDS set a round's timed and warm-up seconds: the harness's own test runs the shortest),
  * BENCH_SCENARIOS to pick scenarios by id (and `process` for start time and RSS),
  * BENCH_SETTLE_SECONDS how long to wait for a quiet machine (180), BENCH_OUT for the output folder, BENCH_BIG_USERS for the big store's size,
  * BENCH_PROFILE to write the services' --cpu-prof profiles to a folder, BENCH_SERVICE_FLAGS for more
@@ -26,7 +27,11 @@ import { seedStore } from './seed.js'
  * takes what they print.
  */
 const quick = process.env.BENCH_QUICK === '1'
-const timing: Timing = quick ? { warmupSeconds: 0.5, seconds: 1.5 } : { warmupSeconds: 2, seconds: 6 }
+const defaultTiming: Timing = quick ? { warmupSeconds: 0.5, seconds: 1.5 } : { warmupSeconds: 2, seconds: 6 }
+const timing: Timing = {
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? defaultTiming.warmupSeconds),
+  seconds: Number(process.env.BENCH_SECONDS ?? defaultTiming.seconds)
+}
 const rounds = Number(process.env.BENCH_ROUNDS ?? 2)
 const smallUsers = 1000
 const bigUsers = Number(process.env.BENCH_BIG_USERS ?? (quick ? 100_000 : 1_000_000))

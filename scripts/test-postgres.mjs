@@ -19,11 +19,9 @@ export const POSTGRES_TESTS = [
   'test/security/{pre-hijacking,status-list-indexes,signing-keys,revocation}.test.ts',
   'test/plugins/sessions.test.ts',
   // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two (its pages in
-  // Chromium run in the main pass: what they add to the flows is the browser's, not the store's).
+  // Chromium run in the main pass: what they add to the flows is the browser's, not the store's; so do the relying
+  // parties of test/interop/, whose subject is the protocol they speak, through the flows these files hold to the store).
   'test/routes/oauth/*.test.ts',
-  // Relying parties nobody here wrote (oauth4webapi, express-openid-connect, Authlib, go-oidc, passport-openidconnect,
-  // simple-oauth2) through the same flows.
-  'test/interop/*.test.ts',
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
   'test/routes/admin/*.test.ts',
   // The CLI's acts are the admin API's (the operator as actor): the same audit rows and webhook rows, in the deletion's transaction.

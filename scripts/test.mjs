@@ -6,6 +6,9 @@
 //      instances), on the same Node, where TEST_DATABASE_URL is set; skipped with a message otherwise;
 //   3. `npm start` on the machine's own Node (the one `npm start` runs on here): the server test;
 //   4. the single executable (`npm run test:sea`).
+// Steps 2 to 4 run one after another beside step 1, as a third job: the suite's test processes wait (on
+// Chromium, on sockets, on PostgreSQL) for much of their time, and two tap jobs alone left the two cores
+// idle for that part. Their output is printed whole when each ends, so that no step's lines interleave.
 // better-sqlite3's addon is built for one Node only and the project's node_modules holds the machine
 // Node's build, so passes 1 and 2 run in a mirror of the project: its files copied, node_modules
 // hard-linked (fast, no extra space) except better-sqlite3, a real folder holding the addon compiled for
@@ -24,8 +27,8 @@ const started = Date.now()
 const elapsed = () => `${Math.round((Date.now() - started) / 1000)} s`
 
 /** A copy of the project whose node_modules loads on `runtime`'s Node. */
-function mirrorFor (runtime) {
-  const suite = join(CACHE, 'suite')
+function mirrorFor (runtime, name) {
+  const suite = join(CACHE, name)
   // What a run makes or needs not: the caches, the executable, test output. dist is a link into .dist.
   const skip = new Set(['.git', '.sea-cache', 'node_modules', 'build', '.tap', 'coverage', 'data'])
   rmSync(suite, { recursive: true, force: true })
@@ -52,19 +55,24 @@ const failures = []
  * steps after it still run (one run shows every failure). The failed tests' lines are kept and printed
  * again at the end, where a CI log that keeps only its tail still shows them.
  */
-async function step (name, command, args, options) {
-  console.log(`\n== ${name} (at ${elapsed()})`)
-  const child = spawn(command, args, { ...options, stdio: ['inherit', 'pipe', 'inherit'] })
+async function step (name, command, args, options, { buffered = false } = {}) {
+  const begun = `\n== ${name} (at ${elapsed()})`
+  const held = []
+  const print = buffered ? (line) => held.push(line) : (line) => process.stdout.write(`${line}\n`)
+  if (!buffered) console.log(begun)
+  const child = spawn(command, args, { ...options, stdio: ['inherit', 'pipe', buffered ? 'pipe' : 'inherit'] })
+  if (buffered) child.stderr.on('data', (chunk) => held.push(chunk.toString().trimEnd()))
   const failed = []
   let inFailure = false
   for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) {
-    process.stdout.write(`${line}\n`)
+    print(line)
     // A failure is its `not ok` line and the diagnostics under it, up to the next result or subtest.
     if (/^\s*not ok \d+/.test(line)) inFailure = true
     else if (/^\s*(ok \d+|# Subtest:)/.test(line)) inFailure = false
     if (inFailure && failed.length < 400) failed.push(line)
   }
   const code = child.exitCode ?? child.signalCode ?? await new Promise(resolve => child.once('close', (exitCode, signal) => resolve(exitCode ?? signal)))
+  if (buffered) console.log(`${begun}, printed at its end\n${held.join('\n')}`)
   if (code === 0) {
     console.log(`== ${name}: green (at ${elapsed()})`)
   } else {
@@ -75,24 +83,40 @@ async function step (name, command, args, options) {
 }
 
 const runtime = prepareRuntime()
-const suite = mirrorFor(runtime)
 // NODE_COMPILE_CACHE: every process of the pass (tap's, the tests', the servers they spawn) reuses the
 // compiled code of the modules the others loaded before it, instead of compiling them again.
 const node24 = { ...process.env, PATH: `${dirname(runtime.node)}${delimiter}${process.env.PATH}`, NODE_COMPILE_CACHE: join(CACHE, 'compile-cache') }
-const tap = join(suite, 'node_modules', '.bin', 'tap')
-try {
-  await step(`the suite on Node ${NODE_VERSION}`, tap, process.argv.slice(2), { cwd: suite, env: node24 })
-  if (process.env.TEST_DATABASE_URL) {
-    await step('the PostgreSQL pass', tap, ['--disable-coverage', ...POSTGRES_TESTS], { cwd: suite, env: { ...node24, TEST_STORE: 'postgres' } })
-  } else {
-    console.log('\nPostgreSQL suite skipped: TEST_DATABASE_URL not set')
+// Each pass in a mirror of its own: tap keeps its state (.tap/) in the folder it runs in.
+const suite = mirrorFor(runtime, 'suite')
+const postgresSuite = process.env.TEST_DATABASE_URL ? mirrorFor(runtime, 'suite-postgres') : undefined
+
+/** The tap of a mirror (its node_modules are the project's, hard-linked). */
+const tapOf = (mirror) => join(mirror, 'node_modules', '.bin', 'tap')
+
+/** Steps 2 to 4, one after another, beside the first (see the top of this file). */
+async function besideTheSuite () {
+  try {
+    if (postgresSuite !== undefined) {
+      await step('the PostgreSQL pass', tapOf(postgresSuite), ['--disable-coverage', '--jobs', '1', ...POSTGRES_TESTS], { cwd: postgresSuite, env: { ...node24, TEST_STORE: 'postgres' } }, { buffered: true })
+    } else {
+      console.log('\nPostgreSQL suite skipped: TEST_DATABASE_URL not set')
+    }
+  } finally {
+    if (postgresSuite !== undefined) rmSync(postgresSuite, { recursive: true, force: true })
   }
+  await step(`npm start on this machine's Node ${process.version}`, join(root, 'node_modules', '.bin', 'tap'), ['--disable-coverage', 'test/e2e/server.test.ts'], { cwd: root }, { buffered: true })
+  await step('the single executable', 'npm', ['run', 'test:sea'], { cwd: root }, { buffered: true })
+}
+
+try {
+  await Promise.all([
+    step(`the suite on Node ${NODE_VERSION}`, tapOf(suite), process.argv.slice(2), { cwd: suite, env: node24 }),
+    besideTheSuite()
+  ])
 } finally {
   // The mirror is rebuilt by every run; remove it so that nothing else (eslint, editors) trips on it.
   rmSync(suite, { recursive: true, force: true })
 }
-await step(`npm start on this machine's Node ${process.version}`, join(root, 'node_modules', '.bin', 'tap'), ['--disable-coverage', 'test/e2e/server.test.ts'], { cwd: root })
-await step('the single executable', 'npm', ['run', 'test:sea'], { cwd: root })
 for (const { name, failed } of failures) {
   console.error(`\n== failed in ${name}:`)
   console.error(failed.length > 0 ? failed.join('\n') : '(no failed test reported: see the step\'s output above)')

@@ -50,6 +50,10 @@ function esModuleInPackage (specifier, context) {
 }
 
 if (process.features.typescript) {
+  // tap starts every test process with --enable-source-maps (@tapjs/run's test-argv.js, not a setting): Node then
+  // reads the source map of each module that names one as it loads it, the dependencies' .map files here, none of
+  // which a stripped source needs (its positions are as written). Off for what loads after this hook.
+  process.setSourceMapsEnabled(false)
   module.registerHooks({
     resolve (specifier, context, nextResolve) {
       const inPackage = esModuleInPackage(specifier, context)
