@@ -195,7 +195,16 @@ function answerCode (response: LightMyRequestResponse): string {
   }
 }
 
-const isOAuthProtocol = (url: string) => (url.startsWith('/oauth/') && !url.startsWith('/oauth/interaction/')) || url.startsWith('/.well-known/openid-configuration')
+/**
+ * Whether the route that answers `url` is the provider's protocol (its error shape is RFC 6749's). Read from the path as
+ * the service sees it: inject resolves dot segments as a URL does (light-my-request's parseURL, whose steps these are),
+ * so `/oauth/interaction/../consent` is `/oauth/consent`.
+ */
+function isOAuthProtocol (url: string): boolean {
+  const base = 'http://localhost'
+  const path = new URL(url.startsWith('//') ? `${base}${url}` : url, base).pathname
+  return (path.startsWith('/oauth/') && !path.startsWith('/oauth/interaction/')) || path.startsWith('/.well-known/openid-configuration')
+}
 
 function errorShapeProblem (response: LightMyRequestResponse): string | undefined {
   if (!/^application\/json/.test(String(response.headers['content-type']))) return `content-type ${response.headers['content-type']}`
