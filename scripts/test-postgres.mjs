@@ -18,10 +18,11 @@ export const POSTGRES_TESTS = [
   // Rules that write several rows in one transaction (proving an address, status indexes, key rotation).
   'test/security/{pre-hijacking,status-list-indexes,signing-keys,revocation}.test.ts',
   'test/plugins/sessions.test.ts',
-  // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two (its pages in
-  // Chromium run in the main pass: what they add to the flows is the browser's, not the store's; so do the relying
-  // parties of test/interop/, whose subject is the protocol they speak, through the flows these files hold to the store).
-  'test/routes/oauth/*.test.ts',
+  // The OAuth / OpenID provider: its models, grants and flows in the store, one instance and two. What a flow adds
+  // above the store runs in the main pass only: its pages in Chromium, form_post's page, the POST forms of the
+  // authorization and logout endpoints, the public documents' CORS, the RS256 ID tokens, and the relying parties
+  // of test/interop/, whose subject is the protocol they speak over the flows these files hold to the store.
+  'test/routes/oauth/{backchannel-logout,client-credentials-fast-path,deviations,disabled-user,dpop,instances,organizations-scope,pkce-optional,provider,resource-indicators,retired-keys,userinfo}.test.ts',
   // The admin API: search, disable (sessions revoked in one transaction), the audit trail across users.
   'test/routes/admin/*.test.ts',
   // The CLI's acts are the admin API's (the operator as actor): the same audit rows and webhook rows, in the deletion's transaction.
