@@ -1,7 +1,8 @@
 // `npm test` (after `pretest`: typecheck, lint, build). One full pass, on Node 24 LTS, and what only
 // another runtime or backend can show:
 //   1. the whole suite on the Node the single executable embeds (24 LTS; the machine's own Node may be 20,
-//      past its end of life), with coverage;
+//      past its end of life); with coverage where TEST_COVERAGE=1 (`npm run test:coverage`): its
+//      instrumentation and each process's report cost the suite about a twelfth of its CPU;
 //   2. the PostgreSQL pass (scripts/test-postgres.mjs: the store contract and the races and several
 //      instances), on the same Node, where TEST_DATABASE_URL is set; skipped with a message otherwise;
 //   3. `npm start` on the machine's own Node (the one `npm start` runs on here): the server test;
@@ -110,7 +111,7 @@ async function besideTheSuite () {
 
 try {
   await Promise.all([
-    step(`the suite on Node ${NODE_VERSION}`, tapOf(suite), process.argv.slice(2), { cwd: suite, env: node24 }),
+    step(`the suite on Node ${NODE_VERSION}`, tapOf(suite), [...(process.env.TEST_COVERAGE === '1' ? [] : ['--disable-coverage']), ...process.argv.slice(2)], { cwd: suite, env: node24 }),
     besideTheSuite()
   ])
 } finally {
