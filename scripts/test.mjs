@@ -83,6 +83,22 @@ async function step (name, command, args, options, { buffered = false } = {}) {
   }
 }
 
+/**
+ * tap builds its Test class with the configured plugins (package.json's "tap.plugin") when they differ from the set it
+ * was built with; but the runner that notices has already read the old set's loaders, and hands them to every test
+ * process of that run. On a fresh clone (npm ci installs the default set, @tapjs/typescript among them) every test
+ * process of the first run loaded tap's TypeScript hook beside Node's own type stripping: that run's Node 24 pass took
+ * half again as long as the next one. So the set is built here, once, when it differs, before any pass starts and
+ * before the mirrors link node_modules.
+ */
+async function buildTapPlugins () {
+  const { TapConfig } = await import('@tapjs/config')
+  const { signature } = await import('@tapjs/test')
+  if ((await TapConfig.load()).pluginSignature === signature) return
+  await step('tap\'s Test class, built with the configured plugins', join(root, 'node_modules', '.bin', 'tap'), ['build'], { cwd: root })
+}
+
+await buildTapPlugins()
 const runtime = prepareRuntime()
 // NODE_COMPILE_CACHE: every process of the pass (tap's, the tests', the servers they spawn) reuses the
 // compiled code of the modules the others loaded before it, instead of compiling them again.
