@@ -64,8 +64,7 @@ function buildBetterSqlite3 (nodedir, node) {
     // node-gyp lets npm_config_* variables override its arguments, and `npm run` exports npm's
     // `nodedir` as one: the headers go in that variable, or Node 20's win under `npm run`.
     const env = { ...process.env, npm_config_nodedir: nodedir }
-    // --jobs=max: SQLite's amalgamation and the addon's own source compile side by side (the two cores), not one after the other.
-    execFileSync(process.execPath, [nodeGyp, 'rebuild', '--release', '--jobs=max', `--nodedir=${nodedir}`], { cwd: scratch, env, stdio: ['ignore', 'ignore', 'inherit'] })
+    execFileSync(process.execPath, [nodeGyp, 'rebuild', '--release', `--nodedir=${nodedir}`], { cwd: scratch, env, stdio: ['ignore', 'ignore', 'inherit'] })
     // An addon built for another Node fails here, at its build, not in the executable's first start.
     execFileSync(node, ['-e', `require(${JSON.stringify(join(scratch, 'build', 'Release', 'better_sqlite3.node'))})`], { stdio: 'inherit' })
   })
