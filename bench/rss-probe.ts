@@ -53,19 +53,24 @@ const pid = service.pid as number
 
 interface Memory { heapTotal: number, heapUsed: number, external: number, spaces: Record<string, number> }
 
-async function report (moment: string): Promise<void> {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1])
-  const answer = new Promise<Memory>((resolve) => {
-    const take = (message: { memory?: Memory }) => {
-      if (message.memory === undefined) return
+/** Sends the service (bench/memory-hook.mjs) a request and waits for the message that carries `field`. */
+async function ask<T> (request: string | object, field: string): Promise<T> {
+  const answer = new Promise<T>((resolve) => {
+    const take = (message: Record<string, unknown>) => {
+      if (message[field] === undefined) return
       service.off('message', take)
-      resolve(message.memory)
+      resolve(message[field] as T)
     }
     service.on('message', take)
   })
-  service.send('memory')
-  const memory = await answer
+  service.send(request)
+  return await answer
+}
+
+async function report (moment: string): Promise<void> {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1])
+  const memory = await ask<Memory>('memory', 'memory')
   const mb = (bytes: number) => (bytes / 1048576).toFixed(1)
   const kb = (kilobytes: number) => (kilobytes / 1024).toFixed(1)
   console.log(`${moment.padEnd(24)} RSS ${kb(field(status, 'VmRSS'))} MB (anonymous ${kb(field(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'), 'Anonymous'))}), ` +
@@ -109,16 +114,7 @@ try {
     await report(`idle ${Math.min(waited + 5, idle)} s`)
   }
   if (process.env.PROBE_SNAPSHOT !== undefined) {
-    const written = new Promise<string>((resolve) => {
-      const take = (message: { snapshot?: string }) => {
-        if (message.snapshot === undefined) return
-        service.off('message', take)
-        resolve(message.snapshot)
-      }
-      service.on('message', take)
-    })
-    service.send({ snapshot: process.env.PROBE_SNAPSHOT })
-    console.log(`heap snapshot: ${await written}`)
+    console.log(`heap snapshot: ${await ask<string>({ snapshot: process.env.PROBE_SNAPSHOT }, 'snapshot')}`)
   }
 } finally {
   service.kill('SIGTERM')
