@@ -3,7 +3,7 @@ import { and, eq, gt, isNull, lte, or, sql } from 'drizzle-orm'
 import { decodeOAuthModel, oauthModelColumns } from '../oauth-model-rows.js'
 import { oauthModels } from './schema.js'
 import type { SqliteConnection } from './connection.js'
-import type { OAuthModelRow } from './queries.js'
+import type { OAuthModelRow, StoredOAuthModel } from './queries.js'
 
 const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expiresAt: oauthModels.expiresAt, consumedAt: oauthModels.consumedAt }
 
@@ -11,6 +11,13 @@ const recordColumns = { id: oauthModels.id, payload: oauthModels.payload, expire
 function rowOf (kind: string, id: string, payload: Record<string, unknown>, expiresAt: Date | null): OAuthModelRow {
   const { expiresAt: expires, ...columns } = oauthModelColumns(payload, expiresAt)
   return { kind, id, ...columns, expiresAt: expires === null ? null : expires.getTime() }
+}
+
+/** A model read by a prepared statement, as the store gives it. */
+function recordOf (row: StoredOAuthModel | undefined) {
+  return row === undefined
+    ? undefined
+    : decodeOAuthModel({ ...row, expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt), consumedAt: row.consumedAt === null ? null : new Date(row.consumedAt) })
 }
 
 /** Not expired at `now`: a null expiry never expires. */
@@ -37,24 +44,15 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
     },
 
     async findOAuthModel (kind: string, id: string, now: Date) {
-      return c.run(() => {
-        const row = c.statements.oauthModelById.get({ kind, id, now: now.getTime() })
-        return row === undefined ? undefined : decodeOAuthModel(row)
-      })
+      return c.run(() => recordOf(c.statements.oauthModelById.get({ kind, id, now: now.getTime() })))
     },
 
     async findOAuthModelByUserCode (kind: string, userCode: string, now: Date) {
-      return c.run(() => {
-        const row = c.statements.oauthModelByUserCode.get({ kind, userCode, now: now.getTime() })
-        return row === undefined ? undefined : decodeOAuthModel(row)
-      })
+      return c.run(() => recordOf(c.statements.oauthModelByUserCode.get({ kind, userCode, now: now.getTime() })))
     },
 
     async findOAuthModelByUid (kind: string, uid: string, now: Date) {
-      return c.run(() => {
-        const row = c.statements.oauthModelByUid.get({ kind, uid, now: now.getTime() })
-        return row === undefined ? undefined : decodeOAuthModel(row)
-      })
+      return c.run(() => recordOf(c.statements.oauthModelByUid.get({ kind, uid, now: now.getTime() })))
     },
 
     async consumeOAuthModel (kind: string, id: string, now: Date) {
