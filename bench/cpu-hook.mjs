@@ -1,7 +1,7 @@
 // Preloaded into a process under bench/request-cost.ts (node --import): answers IPC messages with its own
 // CPU time (process.cpuUsage, µs) and, for a profile of a timed window alone, starts and stops V8's
 // profiler through the inspector (no setup or warm-up in it, unlike --cpu-prof's whole-process profile).
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector'
 
 let session
@@ -9,10 +9,20 @@ const post = (method, params) => new Promise((resolve, reject) => {
   session.post(method, params, (error, result) => { if (error === null) resolve(result); else reject(error) })
 })
 
+/** The main thread's own CPU time (µs), the event loop's: utime + stime of its task in /proc (Linux), else undefined. */
+function mainThreadCpu () {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 1e6 / 100
+  } catch {
+    return undefined
+  }
+}
+
 process.on('message', async (message) => {
   if (message === 'cpu') {
     const { user, system } = process.cpuUsage()
-    process.send?.({ usage: { cpu: user + system, system } })
+    process.send?.({ usage: { cpu: user + system, system, main: mainThreadCpu() } })
   } else if (message === 'profile-start') {
     session ??= new Session()
     session.connect()

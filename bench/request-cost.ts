@@ -8,14 +8,16 @@ import autocannon from 'autocannon'
 import { changeBuild } from './builds.js'
 import { freePort } from './processes.js'
 import { logIn, signUpOnce, spreadUsers } from './load.js'
-import { offlineTokensOf, seedOAuthClients } from './oauth.js'
+import { codeExchangeBody, FORM, OAuthBrowser, offlineTokensOf, seedOAuthClients } from './oauth.js'
 import { OAUTH_GRANTS } from './scenarios.js'
 import { seedStore } from './seed.js'
 
 /*
  * node --import tsx bench/request-cost.ts (after npm run build): the service's CPU time per request of
  * GET /oauth/userinfo with an app's JWT access token against GET /users/:id of the same users (issue 34:
- * the same work, a token check and a user read), and of a Fastify hello-world, in the same alternating
+ * the same work, a token check and a user read), of the authorization_code exchange (COST_CODE=1: the bench's
+ * oauth-code row, codes minted before each window and only the exchanges counted), and of a Fastify
+ * hello-world, in the same alternating
  * rounds. The service runs as `npm start` runs it (package.json config.nodeFlags), autocannon sends from
  * this process over 127.0.0.1, and each process's CPU is its own process.cpuUsage() before and after a
  * window (bench/cpu-hook.mjs), over the answers counted in it. On a shared machine the rates move with
@@ -23,7 +25,7 @@ import { seedStore } from './seed.js'
  *
  * COST_BUILDS: builds to compare in the same rounds, `label=path/to/dist/src/server.js,...` (default: this
  * tree's dist); COST_ROUNDS (7), COST_SECONDS (2 per window), COST_CONNECTIONS (50);
- * COST_PROFILE=userinfo|users|hello: after the rounds, one more window of that row on each build under
+ * COST_PROFILE=userinfo|users|code|hello: after the rounds, one more window of that row on each build under
  * V8's profiler (that window alone), written to bench/profiles/<label>-<row>.cpuprofile.
  */
 const USERS = 1000
@@ -31,6 +33,9 @@ const rounds = Number(process.env.COST_ROUNDS ?? 7)
 const seconds = Number(process.env.COST_SECONDS ?? 2)
 const connections = Number(process.env.COST_CONNECTIONS ?? 50)
 const profileRow = process.env.COST_PROFILE
+const withCode = process.env.COST_CODE === '1' || profileRow === 'code'
+/** Codes exchanged in one window of the code row (minted before it, outside the counted CPU). */
+const CODES_PER_WINDOW = Number(process.env.COST_CODES ?? 1500)
 const root = fileURLToPath(new URL('..', import.meta.url))
 const CPU_HOOK = fileURLToPath(new URL('./cpu-hook.mjs', import.meta.url))
 const READY_SIGNAL = fileURLToPath(new URL('./ready-signal.mjs', import.meta.url))
@@ -68,8 +73,14 @@ async function start (args: string[], env: Record<string, string>, port?: number
   return { child, url: `http://127.0.0.1:${port ?? listening}` }
 }
 
-interface Row { name: 'users' | 'userinfo' | 'hello', probe: Probe, requests: autocannon.Request[] }
-interface Build { label: string, users: Row, userinfo: Row }
+interface Row {
+  name: 'users' | 'userinfo' | 'code' | 'hello'
+  probe: Probe
+  requests: autocannon.Request[]
+  /** A counted row's single-use request bodies, made before each window: `amount` of them, for `requests[0]`. */
+  counted?: (amount: number) => Promise<string[]>
+}
+interface Build { label: string, users: Row, userinfo: Row, code?: Row }
 
 async function startBuild (label: string, entry: string, dir: string): Promise<Build> {
   const file = join(dir, `${label}.db`)
@@ -93,22 +104,52 @@ async function startBuild (label: string, entry: string, dir: string): Promise<B
   // The same users for both rows: each reads its own record with its session's token, and its userinfo with its app's.
   const indexes = spreadUsers(OAUTH_GRANTS, USERS)
   const [sessions, tokens] = [await logIn(probe.url, indexes), await offlineTokensOf(probe.url, clients.app, indexes)]
+  const browser = new OAuthBrowser(probe.url, clients.app)
+  const codeRow: Row = {
+    name: 'code',
+    probe,
+    requests: [{ method: 'POST', path: '/oauth/token', headers: { ...FORM, authorization: clients.app.basic } }],
+    counted: async (amount) => (await browser.codes(amount)).map(codeExchangeBody)
+  }
   return {
     label,
+    ...(withCode ? { code: codeRow } : {}),
     users: { name: 'users', probe, requests: sessions.map((session) => ({ method: 'GET', path: `/users/${session.userId}`, headers: { authorization: `Bearer ${session.accessToken}` } })) },
     userinfo: { name: 'userinfo', probe, requests: tokens.map((token) => ({ method: 'GET', path: '/oauth/userinfo', headers: { authorization: `Bearer ${token.access_token}` } })) }
   }
 }
 
-interface Window { cpuPerRequest: number, systemPerRequest: number, perSecond: number, errors: number }
+/** A window's figures: CPU per request of the whole process and of its main thread (the event loop's, where known). */
+interface Window { cpuPerRequest: number, systemPerRequest: number, mainPerRequest: number, perSecond: number, errors: number }
 
-async function window (row: Row, duration = seconds): Promise<Window> {
-  const cpu = async () => await ask<{ cpu: number, system: number }>(row.probe.child, 'cpu', 'usage')
+/** One timed window of `row`; with `profile`, under V8's profiler (the window alone), written to that file. */
+async function window (row: Row, duration = seconds, profile?: string): Promise<Window> {
+  const cpu = async () => await ask<{ cpu: number, system: number, main?: number }>(row.probe.child, 'cpu', 'usage')
+  // A counted row sends each of its single-use bodies once. As in the bench, a request autocannon builds and never
+  // sends (one a connection) may find the pool empty: it would be refused, were it sent.
+  const minting = row.counted === undefined ? undefined : await cpu()
+  const pool = await row.counted?.(CODES_PER_WINDOW)
+  if (minting !== undefined && pool !== undefined && process.env.COST_LATENCY === '1') {
+    const minted = await cpu()
+    console.log(`${row.name}: minting ${pool.length} took ${((minted.cpu - minting.cpu) / pool.length).toFixed(0)} µs of CPU each (main thread ${((Number(minted.main) - Number(minting.main)) / pool.length).toFixed(0)})`)
+  }
+  const load = pool === undefined
+    ? { duration, requests: row.requests }
+    : { amount: pool.length, sampleInt: 10, requests: [{ ...row.requests[0], setupRequest: (request: autocannon.Request) => ({ ...request, body: pool.pop() ?? 'spent' }) }] }
+  if (profile !== undefined) await ask(row.probe.child, 'profile-start', 'profiling')
   const before = await cpu()
-  const result = await autocannon({ url: row.probe.url, connections, duration, requests: row.requests, timeout: 10 })
+  const started = performance.now()
+  const result = await autocannon({ url: row.probe.url, connections, timeout: 10, ...load })
+  const elapsed = (performance.now() - started) / 1000
   const after = await cpu()
+  if (profile !== undefined) await ask(row.probe.child, { profileStop: profile }, 'profiled')
   const answered = result.requests.total
-  return { cpuPerRequest: (after.cpu - before.cpu) / answered, systemPerRequest: (after.system - before.system) / answered, perSecond: answered / duration, errors: result.errors + result.non2xx }
+  if (process.env.COST_LATENCY === "1") console.log(`${row.name}: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms, ${answered} answered in ${elapsed.toFixed(2)} s`)
+  return {
+    cpuPerRequest: (after.cpu - before.cpu) / answered,
+    systemPerRequest: (after.system - before.system) / answered,
+    mainPerRequest: after.main === undefined || before.main === undefined ? NaN : (after.main - before.main) / answered,
+    perSecond: answered / (pool === undefined ? duration : elapsed), errors: result.errors + result.non2xx }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[(values.length - 1) >> 1]
@@ -123,7 +164,7 @@ try {
   for (const { label, entry } of specs) builds.push(await startBuild(label, entry, dir))
   const hello: Row = { name: 'hello', probe: await start([fileURLToPath(new URL('./hello-world.mjs', import.meta.url))], {}), requests: [{ method: 'GET', path: '/' }] }
   const keyOf = (build: Build | undefined, row: Row) => `${build?.label ?? ''}:${row.name}`
-  const all: Array<{ build?: Build, row: Row }> = [...builds.flatMap((build) => [{ build, row: build.users }, { build, row: build.userinfo }]), { row: hello }]
+  const all: Array<{ build?: Build, row: Row }> = [...builds.flatMap((build) => [build.users, build.userinfo, ...(build.code === undefined ? [] : [build.code])].map((row) => ({ build, row }))), { row: hello }]
   // A warm-up of every row (the JIT, the caches: the users', the verified tokens', the grants').
   for (const { row } of all) await window(row)
   const windows = new Map<string, Window[]>()
@@ -139,7 +180,7 @@ try {
   }
   const helloCpu = median(windows.get(keyOf(undefined, hello))?.map((w) => w.cpuPerRequest) ?? [])
   console.log(`\nmedians of ${rounds} rounds of ${seconds} s, ${connections} connections (CPU µs per request; ratios per round, then their median)`)
-  console.log(`hello-world: ${helloCpu.toFixed(1)} µs (system ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.systemPerRequest) ?? []).toFixed(1)}), ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.perSecond) ?? []).toFixed(0)} req/s`)
+  console.log(`hello-world: ${helloCpu.toFixed(1)} µs (system ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.systemPerRequest) ?? []).toFixed(1)}, main thread ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.mainPerRequest) ?? []).toFixed(1)}), ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.perSecond) ?? []).toFixed(0)} req/s`)
   for (const build of builds) {
     const users = windows.get(keyOf(build, build.users)) ?? []
     const userinfo = windows.get(keyOf(build, build.userinfo)) ?? []
@@ -151,16 +192,19 @@ try {
     console.log(`${build.label}: GET /users/:id ${median(users.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(users)}, ${median(users.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(users).toFixed(2)}); ` +
       `userinfo ${median(userinfo.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(userinfo)}, ${median(userinfo.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(userinfo).toFixed(2)}); ` +
       `userinfo / users ${ratio.toFixed(2)}${errors > 0 ? `; ${errors} errors` : ''}`)
+    if (build.code !== undefined) {
+      const code = windows.get(keyOf(build, build.code)) ?? []
+      const codeErrors = code.reduce((sum, w) => sum + w.errors, 0)
+      console.log(`${build.label}: code exchange ${median(code.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(code)}, main thread ${median(code.map((w) => w.mainPerRequest)).toFixed(0)}, ${median(code.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(code).toFixed(3)})${codeErrors > 0 ? `; ${codeErrors} errors` : ''}`)
+    }
   }
   if (profileRow !== undefined) {
     const folder = join(root, 'bench', 'profiles')
     mkdirSync(folder, { recursive: true })
     for (const build of profileRow === 'hello' ? [undefined] : builds) {
-      const row = build === undefined ? hello : profileRow === 'users' ? build.users : build.userinfo
+      const row = build === undefined ? hello : profileRow === 'users' ? build.users : profileRow === 'code' && build.code !== undefined ? build.code : build.userinfo
       const file = join(folder, `${build?.label ?? 'hello'}-${row.name}.cpuprofile`)
-      await ask(row.probe.child, 'profile-start', 'profiling')
-      const measured = await window(row, Math.max(seconds, 6))
-      await ask(row.probe.child, { profileStop: file }, 'profiled')
+      const measured = await window(row, Math.max(seconds, 6), file)
       console.log(`profile of ${keyOf(build, row)} (${Math.round(measured.perSecond * Math.max(seconds, 6))} requests, ${measured.cpuPerRequest.toFixed(1)} µs a request under the profiler): ${file}`)
     }
   }
