@@ -24,6 +24,8 @@ export interface AdapterDependencies {
   providerSessions?: Pick<ProviderSessions, 'isLive'>
   /** The interaction the current request resumes (oidc-provider's Provider.ctx): the one place a reference is found by (core/oauth/stored-ids.ts). */
   requestInteraction?: () => Record<string, unknown> | undefined
+  /** The error oidc-provider answers a single-use model of `kind` used again with (core/oauth/provider.ts); a plain Error without it. */
+  usedAgain?: (kind: string) => Error
 }
 
 /** What the adapter adds to a stored grant's payload: its session's status index (oidc-provider ignores the field). */
@@ -50,9 +52,11 @@ export const EXPIRED_DEVICE_CODE_KEPT_SECONDS = 600
  *   starts it, a model of a grant whose session has ended is not found (so its refresh token, code or
  *   device code stops at once, on every instance), and revoking a grant ends the session;
  * - a provider Session signed in to an account is not found once the service session that signed it
- *   in has ended: the browser is signed out of the provider too, on every instance.
+ *   in has ended: the browser is signed out of the provider too, on every instance;
+ * - a single-use model (a code, a rotated refresh token, a pushed request) is consumed once: a request that
+ *   loses the race to consume it is refused, and the grant made from it ends.
  */
-export function createAdapterClass ({ store, grantSessions, clock, providerSessions, requestInteraction = () => undefined }: AdapterDependencies): new (name: string) => ProviderAdapter {
+export function createAdapterClass ({ store, grantSessions, clock, providerSessions, requestInteraction = () => undefined, usedAgain = (kind) => new Error(`${kind} already consumed`) }: AdapterDependencies): new (name: string) => ProviderAdapter {
   const now = () => currentDate(clock)
   const clients = new Map<string, { payload: Record<string, unknown> | undefined, readAt: number }>()
 
@@ -122,7 +126,15 @@ export function createAdapterClass ({ store, grantSessions, clock, providerSessi
     }
 
     async consume (id: string) {
-      await store.consumeOAuthModel(this.kind, storedId(this.kind, id), now())
+      const stored = storedId(this.kind, id)
+      if (await store.consumeOAuthModel(this.kind, stored, now())) return
+      // oidc-provider read the model unconsumed, and another request consumed it since: one code (or rotated refresh
+      // token) spent by two requests at once, on one instance or two. Answered as oidc-provider answers a reuse after
+      // the fact: the grant made from it ends with every token of it (RFC 6749 §4.1.2, RFC 9700 §4.14.2), and this
+      // request is refused, so one of the racing requests at most gets tokens, and those stop working.
+      const grantId = (await store.findOAuthModel(this.kind, stored, now()))?.payload.grantId
+      if (typeof grantId === 'string') await this.revokeByGrantId(grantId)
+      throw usedAgain(this.kind)
     }
 
     async destroy (id: string) {

@@ -120,6 +120,13 @@ function userScopesFor (ctx: KoaContextWithOIDC, errors: typeof import('oidc-pro
   return ''
 }
 
+/** How oidc-provider names the single-use grant sources in its errors (lib/actions/grants/*.js). */
+const USED_AGAIN_LABELS: Record<string, string> = {
+  AuthorizationCode: 'authorization code',
+  DeviceCode: 'device code',
+  BackchannelAuthenticationRequest: 'backchannel authentication request'
+}
+
 /**
  * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified) does the protocol; the
  * service gives it its store (core/oauth/adapter.ts), its signing keys (one JWKS for everything the
@@ -133,7 +140,16 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   // oidc-provider's class once loaded: its Provider.ctx is the request under way (the adapter finds a reference only for its interaction).
   let providerModule: typeof import('oidc-provider') | undefined
   const requestInteraction = () => providerModule?.default.ctx?.oidc?.entities.Interaction as Record<string, unknown> | undefined
-  const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions, requestInteraction })
+  // A single-use model used again, in oidc-provider's words for a reuse it sees itself (lib/helpers/grant_source.js,
+  // lib/actions/grants/refresh_token.js, lib/actions/authorization/respond.js): a pushed request is the client's
+  // invalid_request_uri, a code or a refresh token invalid_grant.
+  const usedAgain = (kind: string): Error => {
+    const errors = providerModule?.errors
+    if (errors === undefined) return new Error(`${kind} already consumed`)
+    if (kind === 'PushedAuthorizationRequest') return new errors.InvalidRequestUri('request_uri is invalid, expired, or was already used')
+    return new errors.InvalidGrant(kind === 'RefreshToken' ? 'refresh token already used' : `${USED_AGAIN_LABELS[kind] ?? kind} already consumed`)
+  }
+  const Adapter = createAdapterClass({ store, grantSessions, clock, providerSessions, requestInteraction, usedAgain })
   const tokenClaims = createTokenClaims({ store, statusLists, clientTokens, grantSessions, clock, log, accessTokenTtlSeconds: options.accessTokenTtlSeconds })
   const resourceServers = createResourceServers({ store, clock })
 

@@ -66,9 +66,10 @@ export function oauthQueries (c: PostgresConnection): OAuthStore {
     },
 
     async consumeOAuthModel (kind: string, id: string, now: Date) {
-      if (holdsNul(id)) return
-      await c.run(() => c.db.update(oauthModels).set({ consumedAt: now })
-        .where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id), isNull(oauthModels.consumedAt))))
+      if (holdsNul(id)) return false
+      const consumed = await c.run(() => c.db.update(oauthModels).set({ consumedAt: now })
+        .where(and(eq(oauthModels.kind, kind), eq(oauthModels.id, id), isNull(oauthModels.consumedAt))).returning({ id: oauthModels.id }))
+      return consumed.length > 0
     },
 
     async destroyOAuthModel (kind: string, id: string) {

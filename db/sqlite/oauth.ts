@@ -56,7 +56,7 @@ export function oauthQueries (c: SqliteConnection): OAuthStore {
     },
 
     async consumeOAuthModel (kind: string, id: string, now: Date) {
-      c.run(() => c.statements.consumeOAuthModel.run({ kind, id, now: now.getTime() }))
+      return c.run(() => c.statements.consumeOAuthModel.run({ kind, id, now: now.getTime() }).changes > 0)
     },
 
     async destroyOAuthModel (kind: string, id: string) {

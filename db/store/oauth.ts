@@ -46,7 +46,12 @@ export interface OAuthStore {
    * first), the other is false. A failure of the transaction claims none.
    */
   claimOAuthModels (kind: string, claims: OAuthModelClaim[], now: Date): Promise<boolean[]>
-  consumeOAuthModel (kind: string, id: string, now: Date): Promise<void>
+  /**
+   * Marks a single-use model (a code, a rotated refresh token, a pushed request) consumed at `now`: true when this
+   * call did, false when it was consumed already or is not there. Atomic: of calls racing for one model, on any
+   * instance, one gets true (RFC 6749 §4.1.2: a code is used once).
+   */
+  consumeOAuthModel (kind: string, id: string, now: Date): Promise<boolean>
   destroyOAuthModel (kind: string, id: string): Promise<void>
   /** Deletes every model of the grant (its codes, refresh tokens, the grant itself). */
   destroyOAuthModelsOfGrant (grantId: string): Promise<void>

@@ -60,13 +60,15 @@ t.test('consuming marks a model consumed once (it is still found); destroying re
   await store.upsertOAuthModel('AuthorizationCode', 'code-2', { grantId: 'grant-1' }, later(60))
   await store.upsertOAuthModel('RefreshToken', 'code-1', { grantId: 'grant-1' }, later(60))
 
-  await store.consumeOAuthModel('AuthorizationCode', 'code-1', now)
+  t.equal(await store.consumeOAuthModel('AuthorizationCode', 'code-1', now), true, 'the first consumption is this call\'s')
   t.same((await store.findOAuthModel('AuthorizationCode', 'code-1', later(1)))?.consumedAt, now)
-  await store.consumeOAuthModel('AuthorizationCode', 'code-1', later(30))
+  t.equal(await store.consumeOAuthModel('AuthorizationCode', 'code-1', later(30)), false, 'a second is refused')
   t.same((await store.findOAuthModel('AuthorizationCode', 'code-1', later(31)))?.consumedAt, now, 'the first consumption stays')
   t.equal((await store.findOAuthModel('AuthorizationCode', 'code-2', now))?.consumedAt, null, 'another id is not consumed')
   t.equal((await store.findOAuthModel('RefreshToken', 'code-1', now))?.consumedAt, null, 'nor the same id of another kind')
-  await store.consumeOAuthModel('AuthorizationCode', 'none', now)
+  t.equal(await store.consumeOAuthModel('AuthorizationCode', 'none', now), false, 'nor is a model that is not there')
+  const racing = await Promise.all([1, 2, 3].map(() => store.consumeOAuthModel('AuthorizationCode', 'code-2', now)))
+  t.equal(racing.filter((consumed) => consumed).length, 1, 'of three calls at once, one consumes')
 
   await store.destroyOAuthModel('AuthorizationCode', 'code-1')
   t.equal(await store.findOAuthModel('AuthorizationCode', 'code-1', now), undefined)

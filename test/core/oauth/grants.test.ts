@@ -89,3 +89,24 @@ t.test('newClient: a public client has no secret; the response types follow the 
   t.ok(machine.secret)
   t.match(machine.metadata.client_id, /^[0-9a-f]{32}$/)
 })
+
+t.test('a code consumed by another request since oidc-provider read it: the consumption throws, and the grant made from it ends', async (t) => {
+  const { store, clock, Adapter, user } = await setUp(t)
+  const grants = new Adapter('Grant')
+  const codes = new Adapter('AuthorizationCode')
+  await grants.upsert('g1', { accountId: String(user.id), clientId: 'app' }, 3600)
+  await codes.upsert('c1', { grantId: 'g1' }, 60)
+  // Two requests read the code before either consumes it (oidc-provider finds it unconsumed for both).
+  t.notOk((await codes.find('c1'))?.consumed)
+  t.notOk((await codes.find('c1'))?.consumed)
+  await codes.consume('c1')
+  await t.rejects(codes.consume('c1'), /AuthorizationCode already consumed/, 'the second is refused')
+  t.equal(await store.sessionState(grantSessionId('g1'), new Date(clock.now())), 'revoked', 'the grant\'s session ended')
+  t.equal(await grants.find('g1'), undefined, 'and the grant is gone')
+
+  const Answering = createAdapterClass({ store, grantSessions: createGrantSessions({ store, revocations: undefined as never, clock }), clock, usedAgain: (kind) => new Error(`the provider's error for ${kind}`) })
+  const pushed = new Answering('PushedAuthorizationRequest')
+  await pushed.upsert('p1', { clientId: 'app' }, 60)
+  await pushed.consume('p1')
+  await t.rejects(pushed.consume('p1'), { message: 'the provider\'s error for PushedAuthorizationRequest' }, 'with the error the provider gives it (a model of no grant: nothing else ends)')
+})
