@@ -25,6 +25,8 @@ import { seedStore } from './seed.js'
  *
  * COST_BUILDS: builds to compare in the same rounds, `label=path/to/dist/src/server.js,...` (default: this
  * tree's dist); COST_ROUNDS (7), COST_SECONDS (2 per window), COST_CONNECTIONS (50);
+ * COST_CODE=1: the code exchange row, COST_CODES codes a window (1500); COST_LATENCY=1: each window's latencies, and the CPU
+ * an authorization request (the minting of a code) costs. The main thread's CPU (the event loop's) is given beside the process's.
  * COST_PROFILE=userinfo|users|code|hello: after the rounds, one more window of that row on each build under
  * V8's profiler (that window alone), written to bench/profiles/<label>-<row>.cpuprofile.
  */
@@ -144,12 +146,14 @@ async function window (row: Row, duration = seconds, profile?: string): Promise<
   const after = await cpu()
   if (profile !== undefined) await ask(row.probe.child, { profileStop: profile }, 'profiled')
   const answered = result.requests.total
-  if (process.env.COST_LATENCY === "1") console.log(`${row.name}: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms, ${answered} answered in ${elapsed.toFixed(2)} s`)
+  if (process.env.COST_LATENCY === '1') console.log(`${row.name}: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms, ${answered} answered in ${elapsed.toFixed(2)} s`)
   return {
     cpuPerRequest: (after.cpu - before.cpu) / answered,
     systemPerRequest: (after.system - before.system) / answered,
     mainPerRequest: after.main === undefined || before.main === undefined ? NaN : (after.main - before.main) / answered,
-    perSecond: answered / (pool === undefined ? duration : elapsed), errors: result.errors + result.non2xx }
+    perSecond: answered / (pool === undefined ? duration : elapsed),
+    errors: result.errors + result.non2xx
+  }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[(values.length - 1) >> 1]
