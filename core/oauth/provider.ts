@@ -10,7 +10,7 @@ import type { AccessTokens } from '../tokens/access-tokens.js'
 import { ID_TOKEN_TTL_SECONDS, type ProviderKeys } from '../tokens/key-ring.js'
 import type { UserCache } from '../users/user-cache.js'
 import { createAdapterClass } from './adapter.js'
-import { createTokenClaims } from './token-claims.js'
+import { createTokenClaims, GrantEndedError } from './token-claims.js'
 import { pinToPublicUrl } from './public-url.js'
 import { providerKeystore } from './provider-keys.js'
 import { discoveryForAnyOrigin } from './public-documents.js'
@@ -101,7 +101,7 @@ export interface OAuthProvider {
    * (core/oauth/client-credentials-grant.ts); undefined for any request the provider must answer (handle).
    */
   clientCredentials (request: TokenRequest): Promise<ClientCredentialsAnswer | undefined>
-  /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
+  /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store (core/oauth/token-claims.ts). */
   statusIndexOf (grantId: string): Promise<number | undefined>
   /** Ends a grant: its session (the status bit), refresh tokens and codes. */
   revokeGrant (grantId: string): Promise<void>
@@ -283,7 +283,9 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
         }
       },
       // The token's status entry and grant (core/oauth/token-claims.ts).
-      extraTokenClaims: async (_ctx, token) => await tokenClaims.extraTokenClaims(token),
+      extraTokenClaims: async (_ctx, token) => await tokenClaims.extraTokenClaims(token).catch((error: unknown) => {
+        throw error instanceof GrantEndedError ? new errors.InvalidGrant('grant not found') : error
+      }),
       async findAccount (_ctx, sub) {
         const user = await userOf(sub)
         // A disabled user is no account: no new authorization, no refresh, no userinfo for it.

@@ -15,6 +15,13 @@ import type { GrantSessions } from './grant-sessions.js'
  * not store a JWT of.
  */
 
+/**
+ * The grant of a token being signed is gone: revoked since oidc-provider read it (a code or a refresh token spent
+ * twice at once, the loser ended the grant: core/oauth/adapter.ts consume). No token is signed for it, rather than
+ * one without a status entry, which no API could learn was revoked. core/oauth/provider.ts answers it invalid_grant.
+ */
+export class GrantEndedError extends Error {}
+
 export interface TokenClaimsDependencies {
   store: Pick<AccountStore, 'findOAuthModel' | 'membershipsOfUser'>
   statusLists: Pick<StatusLists, 'claim'>
@@ -37,7 +44,10 @@ interface IssuedToken {
 }
 
 export interface TokenClaims {
-  /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store. */
+  /**
+   * The status index of a grant's session (its access tokens' `status` claim), from memory or the store; undefined
+   * for a grant stored without one. Throws GrantEndedError when the grant is not there.
+   */
   statusIndexOf (grantId: string): Promise<number | undefined>
   /** The claims added to a token as it is signed; undefined for a token that carries none. */
   extraTokenClaims (token: IssuedToken): Promise<Record<string, unknown> | undefined>
@@ -51,7 +61,8 @@ export function createTokenClaims ({ store, statusLists, clientTokens, grantSess
     const known = statusIndexes.get(grantId)
     if (known !== undefined) return known
     const grant = await store.findOAuthModel('Grant', grantId, new Date(clock.now()))
-    const index = grant?.payload[STATUS_INDEX_FIELD]
+    if (grant === undefined) throw new GrantEndedError(`grant ${grantId} not found`)
+    const index = grant.payload[STATUS_INDEX_FIELD]
     if (typeof index !== 'number') return undefined
     // Grants are few next to requests; a bound keeps a long-lived process from holding every grant ever.
     if (statusIndexes.size >= 100_000) statusIndexes.clear()
