@@ -14,7 +14,6 @@ export const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|READONLY|CANTO
 
 export type Db = ReturnType<typeof drizzle>
 
-/** An OAuth model's row as the prepared writes take it (db/oauth-model-rows.ts oauthModelColumns; times in milliseconds). */
 /** A model as the prepared reads return it: times in milliseconds (db/sqlite/oauth.ts makes them Dates). */
 export interface StoredOAuthModel { id: string, payload: string, expiresAt: number | null, consumedAt: number | null }
 
@@ -24,6 +23,7 @@ const OAUTH_MODEL_READ = 'select id, payload, expires_at as expiresAt, consumed_
 /** Not expired at @now: a null expiry never expires. */
 const UNEXPIRED_AT_NOW = '(expires_at is null or expires_at > @now)'
 
+/** An OAuth model's row as the prepared writes take it (db/oauth-model-rows.ts oauthModelColumns; times in milliseconds). */
 export interface OAuthModelRow {
   kind: string
   id: string
