@@ -9,11 +9,14 @@ const post = (method, params) => new Promise((resolve, reject) => {
   session.post(method, params, (error, result) => { if (error === null) resolve(result); else reject(error) })
 })
 
+/** The kernel's clock ticks a second (`getconf CLK_TCK`: 100 on Linux x86-64), the unit of /proc's CPU times. */
+const TICKS_PER_SECOND = 100
+
 /** The main thread's own CPU time (µs), the event loop's: utime + stime of its task in /proc (Linux), else undefined. */
 function mainThreadCpu () {
   try {
     const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 1e6 / 100
+    return (Number(fields[11]) + Number(fields[12])) * 1e6 / TICKS_PER_SECOND
   } catch {
     return undefined
   }

@@ -107,15 +107,16 @@ async function startBuild (label: string, entry: string, dir: string): Promise<B
   const indexes = spreadUsers(OAUTH_GRANTS, USERS)
   const [sessions, tokens] = [await logIn(probe.url, indexes), await offlineTokensOf(probe.url, clients.app, indexes)]
   const browser = new OAuthBrowser(probe.url, clients.app)
-  const codeRow: Row = {
-    name: 'code',
-    probe,
-    requests: [{ method: 'POST', path: '/oauth/token', headers: { ...FORM, authorization: clients.app.basic } }],
-    counted: async (amount) => (await browser.codes(amount)).map(codeExchangeBody)
-  }
   return {
     label,
-    ...(withCode ? { code: codeRow } : {}),
+    code: withCode
+      ? {
+          name: 'code',
+          probe,
+          requests: [{ method: 'POST', path: '/oauth/token', headers: { ...FORM, authorization: clients.app.basic } }],
+          counted: async (amount) => (await browser.codes(amount)).map(codeExchangeBody)
+        }
+      : undefined,
     users: { name: 'users', probe, requests: sessions.map((session) => ({ method: 'GET', path: `/users/${session.userId}`, headers: { authorization: `Bearer ${session.accessToken}` } })) },
     userinfo: { name: 'userinfo', probe, requests: tokens.map((token) => ({ method: 'GET', path: '/oauth/userinfo', headers: { authorization: `Bearer ${token.access_token}` } })) }
   }
@@ -182,13 +183,12 @@ try {
     const line = all.map(({ build, row }) => `${keyOf(build, row)} ${windows.get(keyOf(build, row))?.at(-1)?.cpuPerRequest.toFixed(1)} µs`).join(', ')
     console.log(`round ${round + 1}: ${line}`)
   }
-  const helloCpu = median(windows.get(keyOf(undefined, hello))?.map((w) => w.cpuPerRequest) ?? [])
+  const hellos = windows.get(keyOf(undefined, hello)) ?? []
   console.log(`\nmedians of ${rounds} rounds of ${seconds} s, ${connections} connections (CPU µs per request; ratios per round, then their median)`)
-  console.log(`hello-world: ${helloCpu.toFixed(1)} µs (system ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.systemPerRequest) ?? []).toFixed(1)}, main thread ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.mainPerRequest) ?? []).toFixed(1)}), ${median(windows.get(keyOf(undefined, hello))?.map((w) => w.perSecond) ?? []).toFixed(0)} req/s`)
+  console.log(`hello-world: ${median(hellos.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${median(hellos.map((w) => w.systemPerRequest)).toFixed(1)}, main thread ${median(hellos.map((w) => w.mainPerRequest)).toFixed(1)}), ${median(hellos.map((w) => w.perSecond)).toFixed(0)} req/s`)
   for (const build of builds) {
     const users = windows.get(keyOf(build, build.users)) ?? []
     const userinfo = windows.get(keyOf(build, build.userinfo)) ?? []
-    const hellos = windows.get(keyOf(undefined, hello)) ?? []
     const ratio = median(userinfo.map((w, index) => w.cpuPerRequest / users[index].cpuPerRequest))
     const ofHello = (row: Window[]) => median(row.map((w, index) => hellos[index].cpuPerRequest / w.cpuPerRequest))
     const errors = [...users, ...userinfo].reduce((sum, w) => sum + w.errors, 0)

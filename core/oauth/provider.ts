@@ -101,8 +101,6 @@ export interface OAuthProvider {
    * (core/oauth/client-credentials-grant.ts); undefined for any request the provider must answer (handle).
    */
   clientCredentials (request: TokenRequest): Promise<ClientCredentialsAnswer | undefined>
-  /** The status index of a grant's session (its access tokens' `status` claim), from memory or the store (core/oauth/token-claims.ts). */
-  statusIndexOf (grantId: string): Promise<number | undefined>
   /** Ends a grant: its session (the status bit), refresh tokens and codes. */
   revokeGrant (grantId: string): Promise<void>
   /** Whether an app's access token holds and what userinfo answers for it (routes/oauth serves userinfo's common case with it). */
@@ -398,7 +396,6 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
     async clientCredentials (request) {
       return await (await currentBuild()).clientCredentials(request)
     },
-    statusIndexOf: tokenClaims.statusIndexOf,
     revokeGrant,
     appTokens
   }

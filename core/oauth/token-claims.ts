@@ -44,11 +44,6 @@ interface IssuedToken {
 }
 
 export interface TokenClaims {
-  /**
-   * The status index of a grant's session (its access tokens' `status` claim), from memory or the store; undefined
-   * for a grant stored without one. Throws GrantEndedError when the grant is not there.
-   */
-  statusIndexOf (grantId: string): Promise<number | undefined>
   /** The claims added to a token as it is signed; undefined for a token that carries none. */
   extraTokenClaims (token: IssuedToken): Promise<Record<string, unknown> | undefined>
 }
@@ -57,6 +52,10 @@ export function createTokenClaims ({ store, statusLists, clientTokens, grantSess
   const statusIndexes = new Map<string, number>()
   const touches = new TouchThrottle()
 
+  /**
+   * The status index of a grant's session (its access tokens' `status` claim), from memory or the store; undefined
+   * for a grant stored without one. Throws GrantEndedError when the grant is not there.
+   */
   async function statusIndexOf (grantId: string): Promise<number | undefined> {
     const known = statusIndexes.get(grantId)
     if (known !== undefined) return known
@@ -71,7 +70,6 @@ export function createTokenClaims ({ store, statusLists, clientTokens, grantSess
   }
 
   return {
-    statusIndexOf,
     async extraTokenClaims (token) {
       // A client-credentials token gets a status entry of its own, so that revoking it works as for any other.
       if (token.kind === 'ClientCredentials' && typeof token.clientId === 'string' && typeof token.jti === 'string') {

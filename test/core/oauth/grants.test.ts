@@ -91,7 +91,7 @@ t.test('newClient: a public client has no secret; the response types follow the 
 })
 
 t.test('a code consumed by another request since oidc-provider read it: the consumption throws, and the grant made from it ends', async (t) => {
-  const { store, clock, Adapter, user } = await setUp(t)
+  const { store, clock, grantSessions, Adapter, user } = await setUp(t)
   const grants = new Adapter('Grant')
   const codes = new Adapter('AuthorizationCode')
   await grants.upsert('g1', { accountId: String(user.id), clientId: 'app' }, 3600)
@@ -104,7 +104,7 @@ t.test('a code consumed by another request since oidc-provider read it: the cons
   t.equal(await store.sessionState(grantSessionId('g1'), new Date(clock.now())), 'revoked', 'the grant\'s session ended')
   t.equal(await grants.find('g1'), undefined, 'and the grant is gone')
 
-  const Answering = createAdapterClass({ store, grantSessions: createGrantSessions({ store, revocations: undefined as never, clock }), clock, usedAgain: (kind) => new Error(`the provider's error for ${kind}`) })
+  const Answering = createAdapterClass({ store, grantSessions, clock, usedAgain: (kind) => new Error(`the provider's error for ${kind}`) })
   const pushed = new Answering('PushedAuthorizationRequest')
   await pushed.upsert('p1', { clientId: 'app' }, 60)
   await pushed.consume('p1')
