@@ -319,10 +319,13 @@ export const oauthModels = sqliteTable('oauth_models', {
   consumedAt: integer('consumed_at', { mode: 'timestamp_ms' })
 }, (table) => [
   primaryKey({ columns: [table.kind, table.id] }),
-  index('oauth_models_grant_idx').on(table.grantId),
-  index('oauth_models_user_code_idx').on(table.kind, table.userCode),
-  index('oauth_models_uid_idx').on(table.kind, table.uid),
-  index('oauth_models_account_idx').on(table.kind, table.accountId),
+  // Partial: most kinds leave these columns null (a client-credentials token's status row leaves all four), and a
+  // row in no index is written to two B-trees, not six: half of that row's insert (issue 34). Each lookup is by
+  // equality, which implies the column is not null, so both SQLite and PostgreSQL still use the index.
+  index('oauth_models_grant_idx').on(table.grantId).where(sql`${table.grantId} is not null`),
+  index('oauth_models_user_code_idx').on(table.kind, table.userCode).where(sql`${table.userCode} is not null`),
+  index('oauth_models_uid_idx').on(table.kind, table.uid).where(sql`${table.uid} is not null`),
+  index('oauth_models_account_idx').on(table.kind, table.accountId).where(sql`${table.accountId} is not null`),
   index('oauth_models_expires_idx').on(table.expiresAt)
 ])
 
