@@ -8,7 +8,7 @@ import autocannon from 'autocannon'
 import { changeBuild } from './builds.js'
 import { freePort } from './processes.js'
 import { logIn, signUpOnce, spreadUsers } from './load.js'
-import { codeExchangeBody, FORM, OAuthBrowser, offlineTokensOf, seedOAuthClients } from './oauth.js'
+import { CLIENT_CREDENTIALS_BODY, codeExchangeBody, FORM, OAuthBrowser, offlineTokensOf, seedOAuthClients } from './oauth.js'
 import { OAUTH_GRANTS } from './scenarios.js'
 import { seedStore } from './seed.js'
 
@@ -27,7 +27,9 @@ import { seedStore } from './seed.js'
  * tree's dist); COST_ROUNDS (7), COST_SECONDS (2 per window), COST_CONNECTIONS (50);
  * COST_CODE=1: the code exchange row, COST_CODES codes a window (1500); COST_LATENCY=1: each window's latencies, and the CPU
  * an authorization request (the minting of a code) costs. The main thread's CPU (the event loop's) is given beside the process's.
- * COST_PROFILE=userinfo|users|code|hello: after the rounds, one more window of that row on each build under
+ * COST_CC=1: the client-credentials row. With either token row, the signing floor (bench/signing-floor.mjs) runs in the
+ * rounds too, and each token row's share of it is given (the floor's main-thread CPU over the row's).
+ * COST_PROFILE=userinfo|users|code|cc|hello: after the rounds, one more window of that row on each build under
  * V8's profiler (that window alone), written to bench/profiles/<label>-<row>.cpuprofile.
  */
 const USERS = 1000
@@ -36,6 +38,7 @@ const seconds = Number(process.env.COST_SECONDS ?? 2)
 const connections = Number(process.env.COST_CONNECTIONS ?? 50)
 const profileRow = process.env.COST_PROFILE
 const withCode = process.env.COST_CODE === '1' || profileRow === 'code'
+const withClientCredentials = process.env.COST_CC === '1' || profileRow === 'cc'
 /** Codes exchanged in one window of the code row (minted before it, outside the counted CPU). */
 const CODES_PER_WINDOW = Number(process.env.COST_CODES ?? 1500)
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -76,13 +79,13 @@ async function start (args: string[], env: Record<string, string>, port?: number
 }
 
 interface Row {
-  name: 'users' | 'userinfo' | 'code' | 'hello'
+  name: 'users' | 'userinfo' | 'code' | 'cc' | 'hello' | 'floor'
   probe: Probe
   requests: autocannon.Request[]
   /** A counted row's single-use request bodies, made before each window: `amount` of them, for `requests[0]`. */
   counted?: (amount: number) => Promise<string[]>
 }
-interface Build { label: string, users: Row, userinfo: Row, code?: Row }
+interface Build { label: string, users: Row, userinfo: Row, code?: Row, cc?: Row }
 
 async function startBuild (label: string, entry: string, dir: string): Promise<Build> {
   const file = join(dir, `${label}.db`)
@@ -116,6 +119,9 @@ async function startBuild (label: string, entry: string, dir: string): Promise<B
           requests: [{ method: 'POST', path: '/oauth/token', headers: { ...FORM, authorization: clients.app.basic } }],
           counted: async (amount) => (await browser.codes(amount)).map(codeExchangeBody)
         }
+      : undefined,
+    cc: withClientCredentials
+      ? { name: 'cc', probe, requests: [{ method: 'POST', path: '/oauth/token', headers: { ...FORM, authorization: clients.machine.basic }, body: CLIENT_CREDENTIALS_BODY }] }
       : undefined,
     users: { name: 'users', probe, requests: sessions.map((session) => ({ method: 'GET', path: `/users/${session.userId}`, headers: { authorization: `Bearer ${session.accessToken}` } })) },
     userinfo: { name: 'userinfo', probe, requests: tokens.map((token) => ({ method: 'GET', path: '/oauth/userinfo', headers: { authorization: `Bearer ${token.access_token}` } })) }
@@ -169,7 +175,16 @@ try {
   for (const { label, entry } of specs) builds.push(await startBuild(label, entry, dir))
   const hello: Row = { name: 'hello', probe: await start([fileURLToPath(new URL('./hello-world.mjs', import.meta.url))], {}), requests: [{ method: 'GET', path: '/' }] }
   const keyOf = (build: Build | undefined, row: Row) => `${build?.label ?? ''}:${row.name}`
-  const all: Array<{ build?: Build, row: Row }> = [...builds.flatMap((build) => [build.users, build.userinfo, ...(build.code === undefined ? [] : [build.code])].map((row) => ({ build, row }))), { row: hello }]
+  // The signing floor (hello-world signing one EdDSA token a request), against which the token rows' goals are set.
+  const floor: Row | undefined = withCode || withClientCredentials
+    ? { name: 'floor', probe: await start([fileURLToPath(new URL('./signing-floor.mjs', import.meta.url))], {}), requests: [{ method: 'POST', path: '/' }] }
+    : undefined
+  const tokenRows = (build: Build) => [build.code, build.cc].filter((row) => row !== undefined)
+  const all: Array<{ build?: Build, row: Row }> = [
+    ...builds.flatMap((build) => [build.users, build.userinfo, ...tokenRows(build)].map((row) => ({ build, row }))),
+    { row: hello },
+    ...(floor === undefined ? [] : [{ row: floor }])
+  ]
   // A warm-up of every row (the JIT, the caches: the users', the verified tokens', the grants').
   for (const { row } of all) await window(row)
   const windows = new Map<string, Window[]>()
@@ -185,7 +200,10 @@ try {
   }
   const hellos = windows.get(keyOf(undefined, hello)) ?? []
   console.log(`\nmedians of ${rounds} rounds of ${seconds} s, ${connections} connections (CPU µs per request; ratios per round, then their median)`)
-  console.log(`hello-world: ${median(hellos.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${median(hellos.map((w) => w.systemPerRequest)).toFixed(1)}, main thread ${median(hellos.map((w) => w.mainPerRequest)).toFixed(1)}), ${median(hellos.map((w) => w.perSecond)).toFixed(0)} req/s`)
+  for (const row of [hello, ...(floor === undefined ? [] : [floor])]) {
+    const measured = windows.get(keyOf(undefined, row)) ?? []
+    console.log(`${row.name === 'hello' ? 'hello-world' : 'the signing floor'}: ${median(measured.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${median(measured.map((w) => w.systemPerRequest)).toFixed(1)}, main thread ${median(measured.map((w) => w.mainPerRequest)).toFixed(1)}), ${median(measured.map((w) => w.perSecond)).toFixed(0)} req/s`)
+  }
   for (const build of builds) {
     const users = windows.get(keyOf(build, build.users)) ?? []
     const userinfo = windows.get(keyOf(build, build.userinfo)) ?? []
@@ -196,17 +214,20 @@ try {
     console.log(`${build.label}: GET /users/:id ${median(users.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(users)}, ${median(users.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(users).toFixed(2)}); ` +
       `userinfo ${median(userinfo.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(userinfo)}, ${median(userinfo.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(userinfo).toFixed(2)}); ` +
       `userinfo / users ${ratio.toFixed(2)}${errors > 0 ? `; ${errors} errors` : ''}`)
-    if (build.code !== undefined) {
-      const code = windows.get(keyOf(build, build.code)) ?? []
-      const codeErrors = code.reduce((sum, w) => sum + w.errors, 0)
-      console.log(`${build.label}: code exchange ${median(code.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(code)}, main thread ${median(code.map((w) => w.mainPerRequest)).toFixed(0)}, ${median(code.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(code).toFixed(3)})${codeErrors > 0 ? `; ${codeErrors} errors` : ''}`)
+    for (const row of tokenRows(build)) {
+      const measured = windows.get(keyOf(build, row)) ?? []
+      const rowErrors = measured.reduce((sum, w) => sum + w.errors, 0)
+      const floors = floor === undefined ? [] : windows.get(keyOf(undefined, floor)) ?? []
+      // The bench's goals are shares of the floor's throughput; on the event loop's CPU that is the floor's main-thread CPU over the row's.
+      const ofFloor = median(measured.map((w, index) => floors[index].mainPerRequest / w.mainPerRequest))
+      console.log(`${build.label}: ${row.name === 'code' ? 'code exchange' : 'client credentials'} ${median(measured.map((w) => w.cpuPerRequest)).toFixed(1)} µs (system ${system(measured)}, main thread ${median(measured.map((w) => w.mainPerRequest)).toFixed(0)}, ${median(measured.map((w) => w.perSecond)).toFixed(0)} req/s, hello's CPU share ${ofHello(measured).toFixed(3)}, the floor's main-thread share ${ofFloor.toFixed(2)})${rowErrors > 0 ? `; ${rowErrors} errors` : ''}`)
     }
   }
   if (profileRow !== undefined) {
     const folder = join(root, 'bench', 'profiles')
     mkdirSync(folder, { recursive: true })
     for (const build of profileRow === 'hello' ? [undefined] : builds) {
-      const row = build === undefined ? hello : profileRow === 'users' ? build.users : profileRow === 'code' && build.code !== undefined ? build.code : build.userinfo
+      const row = build === undefined ? hello : profileRow === 'users' ? build.users : profileRow === 'code' && build.code !== undefined ? build.code : profileRow === 'cc' && build.cc !== undefined ? build.cc : build.userinfo
       const file = join(folder, `${build?.label ?? 'hello'}-${row.name}.cpuprofile`)
       const measured = await window(row, Math.max(seconds, 6), file)
       console.log(`profile of ${keyOf(build, row)} (${Math.round(measured.perSecond * Math.max(seconds, 6))} requests, ${measured.cpuPerRequest.toFixed(1)} µs a request under the profiler): ${file}`)
