@@ -301,9 +301,9 @@ export const oauthModels = pgTable('oauth_models', {
   seq: bigint('seq', { mode: 'number' }).notNull().generatedAlwaysAsIdentity()
 }, (table) => [
   primaryKey({ columns: [table.kind, table.id] }),
-  // Partial: most kinds leave these columns null (a client-credentials token's status row leaves all four), and a
-  // row in no index is written to two B-trees, not six: half of that row's insert (issue 34). Each lookup is by
-  // equality, which implies the column is not null, so both SQLite and PostgreSQL still use the index.
+  // Partial: most kinds leave these columns null (a client-credentials token's status row leaves all four), and a row
+  // in none of them is written to three B-trees (the table, its key, expires_at), not seven: half of that row's insert
+  // (issue 34). Each lookup is by equality, which implies the column is not null: SQLite and PostgreSQL still use them.
   index('oauth_models_grant_idx').on(table.grantId).where(sql`${table.grantId} is not null`),
   index('oauth_models_user_code_idx').on(table.kind, table.userCode).where(sql`${table.userCode} is not null`),
   index('oauth_models_uid_idx').on(table.kind, table.uid).where(sql`${table.uid} is not null`),
