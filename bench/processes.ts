@@ -9,10 +9,15 @@ const HELLO_WORLD = fileURLToPath(new URL('./hello-world.mjs', import.meta.url))
 const SIGNING_FLOOR = fileURLToPath(new URL('./signing-floor.mjs', import.meta.url))
 const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
 
-/** The V8 flags `npm start` runs the service with (package.json's config.nodeFlags), read from the build's own package.json. */
-function nodeFlagsOf (entry: string): string[] {
-  const { config } = JSON.parse(readFileSync(new URL('../../package.json', pathToFileURL(entry)), 'utf8')) as { config?: { nodeFlags?: string } }
-  return config?.nodeFlags?.split(' ') ?? []
+/**
+ * How `npm start` runs the service, read from the build's own package.json: its V8 flags (config.nodeFlags) and
+ * the environment it sets (config.processEnv, `NAME=value` pairs: glibc's malloc settings, read before any code runs).
+ */
+export function startOf (entry: string): { flags: string[], environment: Record<string, string> } {
+  const { config } = JSON.parse(readFileSync(new URL('../../package.json', pathToFileURL(entry)), 'utf8')) as { config?: { nodeFlags?: string, processEnv?: string } }
+  const words = (line: string | undefined) => line?.split(' ').filter((word) => word !== '') ?? []
+  const environment = Object.fromEntries(words(config?.processEnv).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+  return { flags: words(config?.nodeFlags), environment }
 }
 
 export interface Running {
@@ -68,7 +73,8 @@ export async function startService ({ entry, variant, databaseFile, profileDir, 
     ...extra
   }
   const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  return await startProcess([...nodeFlagsOf(entry), ...serviceFlags(), ...profile, '--import', READY_SIGNAL, entry], environment)
+  const start = startOf(entry)
+  return await startProcess([...start.flags, ...serviceFlags(), ...profile, '--import', READY_SIGNAL, entry], { ...start.environment, ...environment })
 }
 
 /** Node flags for the service's process from BENCH_SERVICE_FLAGS (say `--trace-gc`), after the build's own, for a look inside. */

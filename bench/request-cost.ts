@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
 import { changeBuild } from './builds.js'
-import { freePort } from './processes.js'
+import { freePort, startOf } from './processes.js'
 import { logIn, signUpOnce, spreadUsers } from './load.js'
 import { CLIENT_CREDENTIALS_BODY, codeExchangeBody, FORM, OAuthBrowser, offlineTokensOf, seedOAuthClients } from './oauth.js'
 import { OAUTH_GRANTS } from './scenarios.js'
@@ -18,7 +18,7 @@ import { seedStore } from './seed.js'
  * the same work, a token check and a user read), of the authorization_code exchange (COST_CODE=1: the bench's
  * oauth-code row, codes minted before each window and only the exchanges counted), and of a Fastify
  * hello-world, in the same alternating
- * rounds. The service runs as `npm start` runs it (package.json config.nodeFlags), autocannon sends from
+ * rounds. The service runs as `npm start` runs it (package.json config.nodeFlags and config.processEnv), autocannon sends from
  * this process over 127.0.0.1, and each process's CPU is its own process.cpuUsage() before and after a
  * window (bench/cpu-hook.mjs), over the answers counted in it. On a shared machine the rates move with
  * the others' load; the CPU a request costs moves far less, and the ratios of one round less still.
@@ -100,11 +100,8 @@ async function startBuild (label: string, entry: string, dir: string): Promise<B
   await seedStore(file, USERS, code)
   const clients = await seedOAuthClients(file, code)
   const port = await freePort()
-  const { config } = JSON.parse(readFileSync(join(resolve(entry, '..', '..'), 'package.json'), 'utf8')) as { config: { nodeFlags: string } }
-  const flags = config.nodeFlags.split(' ').filter((flag) => flag !== '')
-  const probe = await start([...flags, entry], {
-    NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, API_VARIANT: 'header', DATABASE_URL: file, RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'warn', PASSWORD_HASH_TARGET: '0ms'
-  }, port)
+  const { flags, environment } = startOf(entry)
+  const probe = await start([...flags, entry], { ...environment, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, API_VARIANT: 'header', DATABASE_URL: file, RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'warn', PASSWORD_HASH_TARGET: '0ms' }, port)
   await signUpOnce(probe.url, 'header')
   // The same users for both rows: each reads its own record with its session's token, and its userinfo with its app's.
   const indexes = spreadUsers(OAUTH_GRANTS, USERS)

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { changeBuild } from './builds.js'
-import { freePort } from './processes.js'
+import { freePort, startOf } from './processes.js'
 import { signUpOnce, spreadUsers } from './load.js'
 import { CLIENT_CREDENTIALS_BODY, codeExchangeBody, exchange, OAuthBrowser, offlineTokensOf, refreshBody, seedOAuthClients } from './oauth.js'
 import { OAUTH_GRANTS } from './scenarios.js'
@@ -14,18 +14,19 @@ import { seedStore } from './seed.js'
 /*
  * node --import tsx bench/rss-probe.ts (after npm run build): where the service's memory goes on the OAuth
  * rows' flows, without the bench's full load (issue 34). It starts dist/src/server.js as `npm start` does
- * (package.json config.nodeFlags, or PROBE_FLAGS), runs the flows of oauth-code, oauth-refresh,
+ * (package.json config.nodeFlags, or PROBE_FLAGS, and config.processEnv), runs the flows of oauth-code, oauth-refresh,
  * oauth-client-credentials and oauth-userinfo in turn at PROBE_CONCURRENCY requests in flight (50, the
  * bench's connections), PROBE_REQUESTS each (1500; userinfo three times that), and prints after each the
  * resident memory (VmRSS, its anonymous part), the threads, and V8's heap by space. The same script at the
  * same moments is what compares two builds or flags; its figures sit below the bench's, which sends more.
  * PROBE_ENTRY: another build's dist/src/server.js (its store seeded by this tree's code); PROBE_SNAPSHOT: a path
- * where a V8 heap snapshot of the service is written after the last flow; MALLOC_ARENA_MAX is handed to the service;
+ * where a V8 heap snapshot of the service is written after the last flow; a MALLOC_ setting (MALLOC_ARENA_MAX, say) is handed to the service;
  * PROBE_IDLE_SECONDS: the report again every 5 s of that long without requests after the flows.
  */
 const USERS = 1000
-const flags = (process.env.PROBE_FLAGS ?? (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { config: { nodeFlags: string } }).config.nodeFlags)
-  .split(' ').filter((flag) => flag !== '')
+const entry = process.env.PROBE_ENTRY ?? changeBuild.entry
+const start = startOf(entry)
+const flags = process.env.PROBE_FLAGS?.split(' ').filter((flag) => flag !== '') ?? start.flags
 const inFlight = Number(process.env.PROBE_CONCURRENCY ?? 50)
 const requests = Number(process.env.PROBE_REQUESTS ?? 1500)
 
@@ -40,9 +41,10 @@ const service = spawn(process.execPath, [
   ...flags,
   '--import', fileURLToPath(new URL('./memory-hook.mjs', import.meta.url)),
   '--import', fileURLToPath(new URL('./ready-signal.mjs', import.meta.url)),
-  process.env.PROBE_ENTRY ?? changeBuild.entry
+  entry
 ], {
-  env: { PATH: process.env.PATH, ...(process.env.MALLOC_ARENA_MAX === undefined ? {} : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX }), NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, API_VARIANT: 'header', DATABASE_URL: file, RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'error', PASSWORD_HASH_TARGET: '0ms' },
+  // The environment `npm start` sets (config.processEnv), and any MALLOC_ setting of this process's over it.
+  env: { PATH: process.env.PATH, ...start.environment, ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('MALLOC_'))), NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, API_VARIANT: 'header', DATABASE_URL: file, RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'error', PASSWORD_HASH_TARGET: '0ms' },
   stdio: ['ignore', 'inherit', 'inherit', 'ipc']
 })
 process.on('exit', () => service.kill('SIGKILL'))
