@@ -16,7 +16,11 @@ const HASH_RATE = fileURLToPath(new URL('./hash-rate.ts', import.meta.url))
 export function startOf (entry: string): { flags: string[], environment: Record<string, string> } {
   const { config } = JSON.parse(readFileSync(new URL('../../package.json', pathToFileURL(entry)), 'utf8')) as { config?: { nodeFlags?: string, processEnv?: string } }
   const words = (line: string | undefined) => line?.split(' ').filter((word) => word !== '') ?? []
-  const environment = Object.fromEntries(words(config?.processEnv).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]))
+  const environment = Object.fromEntries(words(config?.processEnv).map((pair) => {
+    const at = pair.indexOf('=')
+    if (at < 1) throw new Error(`package.json config.processEnv: "${pair}" is not NAME=value`)
+    return [pair.slice(0, at), pair.slice(at + 1)]
+  }))
   return { flags: words(config?.nodeFlags), environment }
 }
 
