@@ -1,7 +1,6 @@
-import { parse as parseForm } from 'node:querystring'
-import type { IncomingHttpHeaders } from 'node:http'
 import type Provider from 'oidc-provider'
 import type { ResourceServer } from 'oidc-provider'
+import { authenticatedClient, credentialsOf, servedParameters, type TokenGrant } from './token-requests.js'
 
 /*
  * The token endpoint's client-credentials grant in its common case, served without oidc-provider's Koa stack
@@ -22,91 +21,8 @@ import type { ResourceServer } from 'oidc-provider'
 /** The form parameters served here; any other sends the request to oidc-provider. */
 const SERVED_PARAMETERS = new Set(['grant_type', 'scope', 'resource', 'client_id', 'client_secret'])
 
-/** The headers oidc-provider reads on this path beyond the credentials (DPoP, client attestation, CORS): present, it answers. */
-const PROVIDER_HEADERS = ['dpop', 'oauth-client-attestation', 'oauth-client-attestation-pop', 'origin'] as const
-
-/** The form type oidc-provider reads (selective_body.js), in UTF-8. */
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;\s*charset="?utf-8"?\s*)?$/i
-
-/** The registered client authentications that take a secret by either way (oidc-provider's client_auth.js lets both in). */
-const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post'])
-
 /** RFC 6749 §3.3's scope syntax, oidc-provider's isValidScope. */
 const SCOPE_SYNTAX = /^[\x21\x23-\x5B\x5D-\x7E]+(?: [\x21\x23-\x5B\x5D-\x7E]+)*$/u
-
-/** oidc-provider's check of a Basic credential's decoded parts (consts/client_attributes.js noVSCHAR). */
-const NOT_VSCHAR = /[^\x20-\x7E]/
-
-/** Base64 as oidc-provider's client_auth.js isValidBase64 takes it. */
-function isValidBase64 (input: string): boolean {
-  const match = /^([A-Za-z0-9+/]*)(={0,2})$/u.exec(input)
-  if (match?.[1] === undefined || match[1] === '') return false
-  const remainder = match[1].length % 4
-  if (match[2] === '') return remainder !== 1
-  return (match[1].length + match[2].length) % 4 === 0 && match[2].length === 4 - remainder
-}
-
-/** One part of an HTTP Basic credential, form-decoded (RFC 6749 §2.3.1); undefined where oidc-provider refuses it. */
-function decodeBasicPart (part: string): string | undefined {
-  try {
-    const decoded = decodeURIComponent(part.replace(/\+/g, '%20'))
-    return NOT_VSCHAR.test(decoded) ? undefined : decoded
-  } catch {
-    return undefined
-  }
-}
-
-/** The client's id and secret, sent one way only (HTTP Basic, or the form's client_secret); undefined for anything else. */
-function credentialsOf (authorization: string | undefined, clientId: string | undefined, clientSecret: string | undefined): { clientId: string, secret: string } | undefined {
-  if (authorization === undefined) {
-    return clientId === undefined || clientSecret === undefined ? undefined : { clientId, secret: clientSecret }
-  }
-  if (clientSecret !== undefined) return undefined
-  const parts = authorization.split(' ')
-  if (parts.length !== 2 || parts[0].toLowerCase() !== 'basic' || !isValidBase64(parts[1])) return undefined
-  const basic = Buffer.from(parts[1], 'base64').toString('utf8')
-  const colon = basic.indexOf(':')
-  if (colon === -1) return undefined
-  const basicId = decodeBasicPart(basic.slice(0, colon))
-  const secret = decodeBasicPart(basic.slice(colon + 1))
-  if (basicId === undefined || secret === undefined || secret === '' || basicId === '') return undefined
-  return clientId === undefined || clientId === basicId ? { clientId: basicId, secret } : undefined
-}
-
-/** The form's parameters when all are served here and none is repeated; an empty one is absent, as oidc-provider's Params reads it. */
-function servedParameters (form: Buffer): Map<string, string> | undefined {
-  const parameters = new Map<string, string>()
-  for (const [name, value] of Object.entries(parseForm(form.toString()))) {
-    if (!SERVED_PARAMETERS.has(name) || typeof value !== 'string') return undefined
-    if (value !== '') parameters.set(name, value)
-  }
-  return parameters
-}
-
-/**
- * The headers of oidc-provider's answer beside its JSON: no-store (its noCache), and what its CORS middleware of the
- * token endpoint sets for a request without Origin (lib/shared/cors.js: any origin, the DPoP nonce and WWW-Authenticate readable).
- */
-export const TOKEN_ANSWER_HEADERS = {
-  'cache-control': 'no-store',
-  vary: 'Origin',
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'DPoP-Nonce,WWW-Authenticate'
-} as const
-
-export interface TokenRequest {
-  /** The form as read (the route's parser: application/x-www-form-urlencoded, TOKEN_BODY_LIMIT). */
-  form: Buffer
-  headers: IncomingHttpHeaders
-}
-
-/** The token endpoint's answer to a client-credentials grant, its members in oidc-provider's order (buildTokenResponse). */
-export interface ClientCredentialsAnswer {
-  access_token: string
-  expires_in: number
-  scope?: string
-  token_type: string
-}
 
 export interface ClientCredentialsGrantOptions {
   /** The issuer: the service's own resource, the default one (resourceIndicators.defaultResource). */
@@ -118,17 +34,14 @@ export interface ClientCredentialsGrantOptions {
 }
 
 /** The grant's common case against `provider`: the answer, or undefined for oidc-provider to answer the request. */
-export type ClientCredentialsGrant = (request: TokenRequest) => Promise<ClientCredentialsAnswer | undefined>
-
-export function clientCredentialsGrant (provider: Provider, { issuer, userScopes, resourceServerInfo }: ClientCredentialsGrantOptions): ClientCredentialsGrant {
+export function clientCredentialsGrant (provider: Provider, { issuer, userScopes, resourceServerInfo }: ClientCredentialsGrantOptions): TokenGrant {
   const statics = new Set(userScopes)
 
-  return async function serve ({ form, headers }) {
-    if (!FORM_TYPE.test(headers['content-type'] ?? '') || PROVIDER_HEADERS.some(name => headers[name] !== undefined)) return undefined
-    const parameters = servedParameters(form)
+  return async function serve (request) {
+    const parameters = servedParameters(request, SERVED_PARAMETERS)
     if (parameters?.get('grant_type') !== 'client_credentials') return undefined
-    const credentials = credentialsOf(headers.authorization, parameters.get('client_id'), parameters.get('client_secret'))
-    if (credentials === undefined) return undefined
+    const credentials = credentialsOf(request.headers.authorization, parameters)
+    if (credentials?.secret === undefined) return undefined
 
     const scope = parameters.get('scope')
     const requested = scope === undefined ? [] : [...new Set(scope.split(' '))]
@@ -137,11 +50,8 @@ export function clientCredentialsGrant (provider: Provider, { issuer, userScopes
     const resource = parameters.get('resource') ?? issuer
     if (resource === issuer && scope !== undefined) return undefined
 
-    const client = await provider.Client.find(credentials.clientId)
-    if (client === undefined || !SECRET_METHODS.has(String(client.clientAuthMethod))) return undefined
-    // A secret with an expiry is left to oidc-provider's check of it (checkClientSecretExpiration).
-    if (!client.grantTypeAllowed('client_credentials') || (client.clientSecretExpiresAt ?? 0) !== 0) return undefined
-    if (!await client.compareClientSecret(credentials.secret)) return undefined
+    const client = await authenticatedClient(provider, credentials)
+    if (client?.grantTypeAllowed('client_credentials') !== true) return undefined
 
     // A registered API's URI is an absolute URI without a fragment (core/oauth/resource-servers.ts), as oidc-provider checks.
     const info = await resourceServerInfo(resource)
@@ -155,11 +65,9 @@ export function clientCredentialsGrant (provider: Provider, { issuer, userScopes
     token.resourceServer = resourceServer
     token.scope = granted
     const accessToken = await token.save()
-    return {
-      access_token: accessToken,
-      expires_in: token.expiration,
-      ...(token.scope === undefined ? {} : { scope: token.scope }),
-      token_type: token.tokenType
-    }
+    const body: Record<string, unknown> = { access_token: accessToken, expires_in: token.expiration }
+    if (token.scope !== undefined) body.scope = token.scope
+    body.token_type = token.tokenType
+    return { statusCode: 200, body }
   }
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type Provider from 'oidc-provider'
-import type { Configuration, KoaContextWithOIDC, ResourceServer } from 'oidc-provider'
+import type { Account, Configuration, KoaContextWithOIDC, ResourceServer } from 'oidc-provider'
 import type { AccountStore, UserRecord } from '../../db/store.js'
 import type { Clock } from '../clock.js'
 import type { Variant } from '../config.js'
@@ -28,7 +28,9 @@ import { answerUnknownPaths, tieSessions } from './provider-middleware.js'
 import { deviceCodePage, deviceConfirmPage, deviceLinkCsp, deviceSuccessPage, errorPage, formPostCsp, loggedOutPage, logoutPage } from './provider-pages.js'
 import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
 import { EXTERNAL_SIGNING } from './signing-key.js'
-import { clientCredentialsGrant, type ClientCredentialsAnswer, type ClientCredentialsGrant, type TokenRequest } from './client-credentials-grant.js'
+import { clientCredentialsGrant } from './client-credentials-grant.js'
+import { authorizationCodeGrant } from './authorization-code-grant.js'
+import { grantTypeOf, type TokenAnswer, type TokenGrant, type TokenRequest } from './token-requests.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -97,10 +99,11 @@ export interface OAuthProvider {
   /** Handles a request to one of the provider's endpoints (Node's request and response), after current() has resolved. */
   handle (req: IncomingMessage, res: ServerResponse): void
   /**
-   * The token endpoint's client-credentials grant in its common case, answered without the provider's middleware
-   * (core/oauth/client-credentials-grant.ts); undefined for any request the provider must answer (handle).
+   * The token endpoint's client-credentials and authorization_code grants in their common case, answered without
+   * the provider's middleware (core/oauth/client-credentials-grant.ts, authorization-code-grant.ts); undefined for
+   * any request the provider must answer (handle).
    */
-  clientCredentials (request: TokenRequest): Promise<ClientCredentialsAnswer | undefined>
+  tokenFastPath (request: TokenRequest): Promise<TokenAnswer | undefined>
   /** Ends a grant: its session (the status bit), refresh tokens and codes. */
   revokeGrant (grantId: string): Promise<void>
   /** Whether an app's access token holds and what userinfo answers for it (routes/oauth serves userinfo's common case with it). */
@@ -157,6 +160,20 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   }
 
   const claims = userClaims(options.variant)
+
+  /** The provider's account of `sub` (its findAccount); undefined for a user gone or disabled. */
+  async function accountOf (sub: string): Promise<Account | undefined> {
+    const user = await userOf(sub)
+    // A disabled user is no account: no new authorization, no refresh, no userinfo for it.
+    if (user === undefined || user.disabledAt !== null) return undefined
+    return {
+      accountId: sub,
+      // The memberships only when the token asks for the scope: one read, not one per ID token of every app.
+      claims: async (_use, scope) => scope.split(' ').includes(ORGANIZATIONS_SCOPE)
+        ? { ...claims.ofUser(user), organizations: await organizationsClaim(store, user.id) }
+        : claims.ofUser(user)
+    }
+  }
   const adapter = new Adapter('Grant')
   const revokeGrant = (grantId: string) => adapter.revokeByGrantId(grantId)
 
@@ -284,18 +301,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       extraTokenClaims: async (_ctx, token) => await tokenClaims.extraTokenClaims(token).catch((error: unknown) => {
         throw error instanceof GrantEndedError ? new errors.InvalidGrant('grant not found') : error
       }),
-      async findAccount (_ctx, sub) {
-        const user = await userOf(sub)
-        // A disabled user is no account: no new authorization, no refresh, no userinfo for it.
-        if (user === undefined || user.disabledAt !== null) return undefined
-        return {
-          accountId: sub,
-          // The memberships only when the token asks for the scope: one read, not one per ID token of every app.
-          claims: async (_use, scope) => scope.split(' ').includes(ORGANIZATIONS_SCOPE)
-            ? { ...claims.ofUser(user), organizations: await organizationsClaim(store, user.id) }
-            : claims.ofUser(user)
-        }
-      },
+      findAccount: async (_ctx, sub) => await accountOf(sub),
       // A first-party app (clients add --trusted) gets the scopes it asks for without a consent page.
       async loadExistingGrant (ctx: KoaContextWithOIDC) {
         const { client, session, provider: current } = ctx.oidc
@@ -345,7 +351,7 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
   // Built on first use, not at start: its cookie key is read from (or first written to) the store, and a
   // start on a store that cannot be written yet must still serve the rest (the first request gets its 503).
   let cookieKeys: Promise<string[]> | undefined
-  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys, clientCredentials: ClientCredentialsGrant } | undefined
+  let built: { provider: Provider, callback: ReturnType<Provider['callback']>, signingKeys: ProviderKeys, tokenGrants: Map<string, TokenGrant> } | undefined
 
   async function currentBuild (): Promise<NonNullable<typeof built>> {
     cookieKeys ??= deps.cookieKeys().catch((error: unknown) => {
@@ -359,13 +365,22 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       // only when an app first signs in (never beside a setting's one-line refusal at start).
       providerModule = await import('oidc-provider')
       const provider = build(providerModule, keys, signingKeys)
-      // The grant's common case signs as the provider does: with the service key's algorithm, asking for no user scope.
-      const clientCredentials = clientCredentialsGrant(provider, {
-        issuer: options.issuer,
-        userScopes: SCOPES,
-        resourceServerInfo: async (resource) => await resourceServerInfo(resource, () => '', signingKeys.service.alg)
-      })
-      built = { provider, callback: provider.callback(), signingKeys, clientCredentials }
+      // The grants' common cases sign as the provider does: with the service key's algorithm; a client-credentials
+      // token asks for no user scope, a code's token for the users' scopes (userScopesFor).
+      const alg = signingKeys.service.alg
+      const tokenGrants = new Map<string, TokenGrant>([
+        ['client_credentials', clientCredentialsGrant(provider, {
+          issuer: options.issuer,
+          userScopes: SCOPES,
+          resourceServerInfo: async (resource) => await resourceServerInfo(resource, () => '', alg)
+        })],
+        ['authorization_code', authorizationCodeGrant(provider, {
+          findAccount: accountOf,
+          resourceServerInfo: async (resource) => await resourceServerInfo(resource, () => SCOPES.join(' '), alg),
+          log
+        })]
+      ])
+      built = { provider, callback: provider.callback(), signingKeys, tokenGrants }
     }
     return built
   }
@@ -393,8 +408,11 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       // Koa answers its own errors; a rejection here would be a fault of its own, logged rather than left unhandled.
       Promise.resolve(built.callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
     },
-    async clientCredentials (request) {
-      return await (await currentBuild()).clientCredentials(request)
+    async tokenFastPath (request) {
+      const grantType = grantTypeOf(request.form)
+      const { tokenGrants } = await currentBuild()
+      const grant = grantType === undefined ? undefined : tokenGrants.get(grantType)
+      return grant === undefined ? undefined : await grant(request)
     },
     revokeGrant,
     appTokens

@@ -4,7 +4,7 @@ import type { Config, Variant } from '../../core/config.js'
 import { pageCsp, PAGE_CSP_DIRECTIVES } from '../../plugins/external/helmet.js'
 import { OAUTH_ROUTES } from '../../core/oauth/provider.js'
 import { userinfoAnswerSchema } from '../../core/oauth/user-claims.js'
-import { TOKEN_ANSWER_HEADERS, type ClientCredentialsAnswer } from '../../core/oauth/client-credentials-grant.js'
+import { TOKEN_ANSWER_HEADERS, type TokenAnswer } from '../../core/oauth/token-requests.js'
 import { mountRouteContext } from '../context.js'
 import { limitEach } from '../rate-limits.js'
 import interactionRoutes from './interactions.js'
@@ -105,21 +105,22 @@ const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = async (fastif
   }
 
   /**
-   * The token endpoint. A client-credentials grant in its common case is answered here (core/oauth/client-credentials-grant.ts),
-   * without oidc-provider's Koa stack (issue 34: its middleware was half of a grant), with the token and the answer
-   * oidc-provider would give; every other request, failures included, goes to oidc-provider as before.
+   * The token endpoint. A client-credentials or authorization_code grant in its common case is answered here
+   * (core/oauth/client-credentials-grant.ts, authorization-code-grant.ts), without oidc-provider's Koa stack (issue 34:
+   * its middleware was half of a grant and most of an exchange), with the tokens and the answer oidc-provider would
+   * give; every other request, failures included, goes to oidc-provider as before.
    */
   async function tokenEndpoint (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (config.oauthTokenFastPath && request.method === 'POST' && Buffer.isBuffer(request.body) && oauth.acceptsHost(request.raw)) {
-      let answer: ClientCredentialsAnswer | undefined
+      let answer: TokenAnswer | undefined
       try {
-        answer = await oauth.clientCredentials({ form: request.body, headers: request.headers })
+        answer = await oauth.tokenFastPath({ form: request.body, headers: request.headers })
       } catch (error) {
-        // The store failed under it (the status entry): oidc-provider meets the same failure and answers it in its shape.
-        request.log.warn({ err: error }, 'the client-credentials fast path failed; the provider answers')
+        // The store failed under it before anything was spent: oidc-provider meets the same failure and answers it in its shape.
+        request.log.warn({ err: error }, 'the token fast path failed; the provider answers')
       }
       if (answer !== undefined) {
-        await reply.headers(TOKEN_ANSWER_HEADERS).send(answer)
+        await reply.code(answer.statusCode).headers(TOKEN_ANSWER_HEADERS).send(answer.body)
         return
       }
     }
