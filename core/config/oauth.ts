@@ -19,8 +19,9 @@ export interface OauthConfig {
   /** OAUTH_REGISTRATION_TOKEN: the initial access token of dynamic client registration (RFC 7591); unset, none. */
   oauthRegistrationToken?: string
   /**
-   * OAUTH_TOKEN_FAST_PATH: the token endpoint's client-credentials grant answered by the service in its common case
-   * (core/oauth/client-credentials-grant.ts); false, oidc-provider answers every token request.
+   * OAUTH_TOKEN_FAST_PATH: the token endpoint's client-credentials grant and authorization_code exchange answered by the
+   * service in their common case (core/oauth/client-credentials-grant.ts, authorization-code-grant.ts); false,
+   * oidc-provider answers every token request.
    */
   oauthTokenFastPath: boolean
   oidc: {
