@@ -1,10 +1,10 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { LightMyRequestResponse } from 'fastify'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import t, { type Test } from 'tap'
 import { addResourceServer } from '../../../core/oauth/resource-servers.js'
 import { build } from '../../fixtures/build.js'
 import { testDatabaseUrl } from '../../fixtures/database.js'
-import { addClient } from '../../fixtures/oauth.js'
+import { addClient, basicAuthorization, countingForwards, stableHeaders, type CountedInstance } from '../../fixtures/oauth.js'
 
 // The token endpoint's client-credentials grant in its common case is the service's (core/oauth/client-credentials-grant.ts),
 // not oidc-provider's. Two instances over one store (one key ring, one client list): one with the fast path, one with
@@ -13,53 +13,27 @@ import { addClient } from '../../fixtures/oauth.js'
 
 const API = 'https://api.example.com/orders'
 
-/** Headers that differ between any two answers (the request's id, the answer's length with a different token). */
-const VOLATILE_HEADERS = new Set(['date', 'content-length', 'x-request-id'])
-
-interface Instance {
-  server: FastifyInstance
-  /** How many requests the instance handed to oidc-provider. */
-  forwarded: () => number
-}
-
-function counted (server: FastifyInstance): Instance {
-  let forwarded = 0
-  const handle = server.oauth.handle.bind(server.oauth)
-  server.oauth.handle = (req, res) => {
-    forwarded++
-    handle(req, res)
-  }
-  return { server, forwarded: () => forwarded }
-}
-
 async function instances (t: Test) {
   const databaseUrl = await testDatabaseUrl(t, { persistent: true })
-  const fast = counted(await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl } }))
-  const provider = counted(await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl, OAUTH_TOKEN_FAST_PATH: 'false' } }))
+  const fast = countingForwards(await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl } }))
+  const provider = countingForwards(await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl, OAUTH_TOKEN_FAST_PATH: 'false' } }))
   await addResourceServer(fast.server.store, { uri: API, scopes: ['orders:read', 'orders:write'] }, new Date())
   const machine = await addClient(fast.server, { grants: ['client_credentials'], redirectUris: [] })
   return { fast, provider, machine: { clientId: machine.clientId, clientSecret: String(machine.clientSecret) } }
 }
-
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 
 interface TokenRequest {
   form: string
   headers?: Record<string, string>
 }
 
-async function post (instance: Instance, { form, headers = {} }: TokenRequest): Promise<LightMyRequestResponse> {
+async function post (instance: CountedInstance, { form, headers = {} }: TokenRequest): Promise<LightMyRequestResponse> {
   return await instance.server.inject({
     method: 'POST',
     url: '/oauth/token',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     payload: form
   })
-}
-
-/** The headers of an answer that any two answers to the same request share. */
-function stableHeaders (response: LightMyRequestResponse): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(response.headers).filter(([name]) => !VOLATILE_HEADERS.has(name)).sort(([a], [b]) => a.localeCompare(b)))
 }
 
 /** An access token's header and claims, without what differs from one token to the next (jti, iat, exp, the status index). */
@@ -70,7 +44,7 @@ function comparable (accessToken: string) {
 }
 
 /** Both instances' answers to the request; the fast one must not have forwarded it. */
-async function servedByBoth (t: Test, fast: Instance, provider: Instance, request: TokenRequest) {
+async function servedByBoth (t: Test, fast: CountedInstance, provider: CountedInstance, request: TokenRequest) {
   const before = fast.forwarded()
   const ours = await post(fast, request)
   const theirs = await post(provider, request)
@@ -82,16 +56,16 @@ async function servedByBoth (t: Test, fast: Instance, provider: Instance, reques
 t.test('a client-credentials grant gets from the fast path the answer and the token oidc-provider gives', async (t) => {
   const { fast, provider, machine } = await instances(t)
   const cases: Array<[string, TokenRequest]> = [
-    ['HTTP Basic', { form: 'grant_type=client_credentials', headers: { authorization: basic(machine.clientId, machine.clientSecret) } }],
-    ['HTTP Basic, client_id in the form too', { form: `grant_type=client_credentials&client_id=${machine.clientId}`, headers: { authorization: basic(machine.clientId, machine.clientSecret) } }],
+    ['HTTP Basic', { form: 'grant_type=client_credentials', headers: { authorization: basicAuthorization(machine.clientId, machine.clientSecret) } }],
+    ['HTTP Basic, client_id in the form too', { form: `grant_type=client_credentials&client_id=${machine.clientId}`, headers: { authorization: basicAuthorization(machine.clientId, machine.clientSecret) } }],
     ['client_secret_post', { form: `grant_type=client_credentials&client_id=${machine.clientId}&client_secret=${machine.clientSecret}` }],
-    ['a registered API', { form: `grant_type=client_credentials&resource=${encodeURIComponent(API)}`, headers: { authorization: basic(machine.clientId, machine.clientSecret) } }],
+    ['a registered API', { form: `grant_type=client_credentials&resource=${encodeURIComponent(API)}`, headers: { authorization: basicAuthorization(machine.clientId, machine.clientSecret) } }],
     ['a registered API and some of its scopes', {
       form: `grant_type=client_credentials&resource=${encodeURIComponent(API)}&scope=orders%3Awrite+unknown+orders%3Aread`,
-      headers: { authorization: basic(machine.clientId, machine.clientSecret) }
+      headers: { authorization: basicAuthorization(machine.clientId, machine.clientSecret) }
     }],
-    ['the service itself named', { form: `grant_type=client_credentials&resource=${encodeURIComponent('http://localhost:3000')}`, headers: { authorization: basic(machine.clientId, machine.clientSecret) } }],
-    ['an empty scope', { form: 'grant_type=client_credentials&scope=', headers: { authorization: basic(machine.clientId, machine.clientSecret) } }]
+    ['the service itself named', { form: `grant_type=client_credentials&resource=${encodeURIComponent('http://localhost:3000')}`, headers: { authorization: basicAuthorization(machine.clientId, machine.clientSecret) } }],
+    ['an empty scope', { form: 'grant_type=client_credentials&scope=', headers: { authorization: basicAuthorization(machine.clientId, machine.clientSecret) } }]
   ]
   for (const [name, request] of cases) {
     await t.test(name, async (t) => {
@@ -111,9 +85,9 @@ t.test('a client-credentials grant gets from the fast path the answer and the to
 t.test('a wrong or missing secret is answered by oidc-provider: 401 invalid_client with its WWW-Authenticate', async (t) => {
   const { fast, provider, machine } = await instances(t)
   for (const request of [
-    { form: 'grant_type=client_credentials', headers: { authorization: basic(machine.clientId, `${machine.clientSecret}x`) } },
+    { form: 'grant_type=client_credentials', headers: { authorization: basicAuthorization(machine.clientId, `${machine.clientSecret}x`) } },
     { form: `grant_type=client_credentials&client_id=${machine.clientId}&client_secret=wrong` },
-    { form: 'grant_type=client_credentials', headers: { authorization: basic(machine.clientId, `sha256:${machine.clientSecret}`) } },
+    { form: 'grant_type=client_credentials', headers: { authorization: basicAuthorization(machine.clientId, `sha256:${machine.clientSecret}`) } },
     { form: `grant_type=client_credentials&client_id=${machine.clientId}` }
   ]) {
     const before = fast.forwarded()
@@ -127,13 +101,13 @@ t.test('a wrong or missing secret is answered by oidc-provider: 401 invalid_clie
 
 t.test('a request the fast path does not serve goes to oidc-provider unchanged', async (t) => {
   const { fast, provider, machine } = await instances(t)
-  const auth = { authorization: basic(machine.clientId, machine.clientSecret) }
+  const auth = { authorization: basicAuthorization(machine.clientId, machine.clientSecret) }
   const app = await addClient(fast.server, { grants: ['authorization_code', 'refresh_token'] })
   const spa = await addClient(fast.server, { public: true, grants: ['authorization_code'] })
   const cases: Array<[string, TokenRequest]> = [
     ['another grant', { form: 'grant_type=authorization_code&code=abc&redirect_uri=http%3A%2F%2F127.0.0.1%3A4999%2Fcallback', headers: auth }],
-    ['a client not allowed the grant', { form: 'grant_type=client_credentials', headers: { authorization: basic(app.clientId, String(app.clientSecret)) } }],
-    ['an unknown client', { form: 'grant_type=client_credentials', headers: { authorization: basic('nobody', 'secret') } }],
+    ['a client not allowed the grant', { form: 'grant_type=client_credentials', headers: { authorization: basicAuthorization(app.clientId, String(app.clientSecret)) } }],
+    ['an unknown client', { form: 'grant_type=client_credentials', headers: { authorization: basicAuthorization('nobody', 'secret') } }],
     ['a public client', { form: `grant_type=client_credentials&client_id=${spa.clientId}` }],
     ['a DPoP proof', { form: 'grant_type=client_credentials', headers: { ...auth, dpop: 'not-a-proof' } }],
     ['openid in the scope', { form: 'grant_type=client_credentials&scope=openid', headers: auth }],
@@ -166,7 +140,7 @@ t.test('a request the fast path does not serve goes to oidc-provider unchanged',
 
 t.test('a token of the fast path is introspected and revoked (RFC 7662, 7009) as one of oidc-provider\'s', async (t) => {
   const { fast, provider, machine } = await instances(t)
-  const auth = { authorization: basic(machine.clientId, machine.clientSecret) }
+  const auth = { authorization: basicAuthorization(machine.clientId, machine.clientSecret) }
   const ours = (await servedByBoth(t, fast, provider, { form: 'grant_type=client_credentials', headers: auth })).ours.json().access_token
   for (const at of [fast, provider]) {
     const introspected = await at.server.inject({ method: 'POST', url: '/oauth/introspect', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, payload: `token=${ours}` })

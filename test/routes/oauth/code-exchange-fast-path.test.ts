@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { LightMyRequestResponse } from 'fastify'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import * as client from 'openid-client'
 import t, { type Test } from 'tap'
@@ -6,7 +6,7 @@ import { addResourceServer } from '../../../core/oauth/resource-servers.js'
 import { build } from '../../fixtures/build.js'
 import { testDatabaseUrl } from '../../fixtures/database.js'
 import { registerUser } from '../../fixtures/factories.js'
-import { addClient, authorizationRequest, authorizeInBrowser, CookieJar, providerService, REDIRECT_URI, relyingParty } from '../../fixtures/oauth.js'
+import { addClient, authorizationRequest, authorizeInBrowser, basicAuthorization, CookieJar, countingForwards, providerService, REDIRECT_URI, relyingParty, stableHeaders, type CountedInstance } from '../../fixtures/oauth.js'
 
 // The token endpoint's authorization_code grant in its common case is the service's (core/oauth/authorization-code-grant.ts),
 // not oidc-provider's. Two instances over one store and one issuer: one with the fast path, one with
@@ -16,35 +16,16 @@ import { addClient, authorizationRequest, authorizeInBrowser, CookieJar, provide
 
 const API = 'https://api.example.com/orders'
 
-/** Headers that differ between any two answers (the request's id, the answer's length with other tokens). */
-const VOLATILE_HEADERS = new Set(['date', 'content-length', 'x-request-id'])
-
 /** Claims that differ from one token to the next. */
 const VOLATILE_CLAIMS = ['jti', 'iat', 'exp', 'status'] as const
-
-interface Instance {
-  server: FastifyInstance
-  /** How many requests the instance handed to oidc-provider. */
-  forwarded: () => number
-}
-
-function counted (server: FastifyInstance): Instance {
-  let forwarded = 0
-  const handle = server.oauth.handle.bind(server.oauth)
-  server.oauth.handle = (req, res) => {
-    forwarded++
-    handle(req, res)
-  }
-  return { server, forwarded: () => forwarded }
-}
 
 interface App { clientId: string, clientSecret?: string }
 
 async function instances (t: Test) {
   const databaseUrl = await testDatabaseUrl(t, { persistent: true })
   const served = await providerService(t, { env: { DATABASE_URL: databaseUrl } })
-  const fast = counted(served.server)
-  const provider = counted(await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl, PUBLIC_URL: served.baseUrl, COOKIE_SECURE: 'false', OAUTH_TOKEN_FAST_PATH: 'false' } }))
+  const fast = countingForwards(served.server)
+  const provider = countingForwards(await build(t, { variant: 'header', env: { DATABASE_URL: databaseUrl, PUBLIC_URL: served.baseUrl, COOKIE_SECURE: 'false', OAUTH_TOKEN_FAST_PATH: 'false' } }))
   await addResourceServer(fast.server.store, { uri: API, scopes: ['orders:read', 'orders:write'] }, new Date())
   const person = await registerUser(fast.server, 'header')
   const jar = new CookieJar()
@@ -73,8 +54,6 @@ function withoutPkce (url: URL): URL {
   return bare
 }
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
-
 /** The exchange of `code` by `app`: HTTP Basic for a confidential app (or its secret in the form), client_id alone for a public one. */
 function exchangeOf (app: App, code: { code: string, verifier?: string }, { post = false, extra = {} }: { post?: boolean, extra?: Record<string, string> } = {}) {
   const form = new URLSearchParams({ grant_type: 'authorization_code', code: code.code, redirect_uri: REDIRECT_URI, ...(code.verifier === undefined ? {} : { code_verifier: code.verifier }), ...extra })
@@ -83,17 +62,13 @@ function exchangeOf (app: App, code: { code: string, verifier?: string }, { post
     form.set('client_id', app.clientId)
     if (app.clientSecret !== undefined) form.set('client_secret', app.clientSecret)
   } else {
-    headers.authorization = basic(app.clientId, app.clientSecret)
+    headers.authorization = basicAuthorization(app.clientId, app.clientSecret)
   }
   return { form: form.toString(), headers }
 }
 
-async function post (instance: Instance, { form, headers = {} }: { form: string, headers?: Record<string, string> }): Promise<LightMyRequestResponse> {
+async function post (instance: CountedInstance, { form, headers = {} }: { form: string, headers?: Record<string, string> }): Promise<LightMyRequestResponse> {
   return await instance.server.inject({ method: 'POST', url: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: form })
-}
-
-function stableHeaders (response: LightMyRequestResponse): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(response.headers).filter(([name]) => !VOLATILE_HEADERS.has(name)).sort(([a], [b]) => a.localeCompare(b)))
 }
 
 /** A JWT's header and claims, without what differs from one token to the next (the status entry's index: only its list). */
@@ -107,7 +82,7 @@ function comparable (jwt: string | undefined) {
 }
 
 /** One code exchanged at each instance: the same status, headers, members and tokens; the fast one did not forward it. */
-async function sameAnswer (t: Test, fast: Instance, provider: Instance, requests: [ReturnType<typeof exchangeOf>, ReturnType<typeof exchangeOf>]) {
+async function sameAnswer (t: Test, fast: CountedInstance, provider: CountedInstance, requests: [ReturnType<typeof exchangeOf>, ReturnType<typeof exchangeOf>]) {
   const before = fast.forwarded()
   const ours = await post(fast, requests[0])
   const theirs = await post(provider, requests[1])
@@ -152,7 +127,7 @@ t.test('a code exchange gets from the fast path the answer and the tokens oidc-p
 t.test('the fast path\'s tokens work as oidc-provider\'s: userinfo, refresh, introspection; a code spent there is spent everywhere', async (t) => {
   const { fast, provider, codeOf } = await instances(t)
   const app = await addClient(fast.server, { trusted: true, grants: ['authorization_code', 'refresh_token'] })
-  const auth = { authorization: basic(app.clientId, String(app.clientSecret)), 'content-type': 'application/x-www-form-urlencoded' }
+  const auth = { authorization: basicAuthorization(app.clientId, String(app.clientSecret)), 'content-type': 'application/x-www-form-urlencoded' }
   const code = await codeOf(app, 'openid offline_access email')
   const ours = await post(fast, exchangeOf(app, code))
   t.equal(ours.statusCode, 200)
