@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto'
 import type Provider from 'oidc-provider'
 import type { Account, ResourceServer } from 'oidc-provider'
 import type { Logger } from '../logger.js'
-import { authenticatedClient, credentialsOf, servedParameters, type TokenAnswer, type TokenGrant } from './token-requests.js'
+import { authenticatedClient, credentialsOf, onlyServed, type TokenAnswer, type TokenGrant } from './token-requests.js'
 
 /*
  * The token endpoint's authorization_code grant in its common case, served without oidc-provider's Koa stack
@@ -62,17 +62,17 @@ function errorAnswer (error: unknown, log: Pick<Logger, 'error'>): TokenAnswer {
   return { statusCode: 500, body: { error: 'server_error', error_description: 'oops! something went wrong' } }
 }
 
-/** The grant's common case against `provider`: the answer, or undefined for oidc-provider to answer the request. */
+/** The grant's common case against `provider` (a form whose grant_type is authorization_code): the answer, or undefined for oidc-provider to answer it. */
 export function authorizationCodeGrant (provider: Provider, { findAccount, resourceServerInfo, log }: AuthorizationCodeGrantOptions): TokenGrant {
-  return async function serve (request) {
-    const parameters = servedParameters(request, SERVED_PARAMETERS)
-    if (parameters?.get('grant_type') !== GRANT_TYPE) return undefined
+  return async function serve (form) {
+    const { parameters } = form
+    if (!onlyServed(parameters, SERVED_PARAMETERS)) return undefined
     const value = parameters.get('code')
     const redirectUri = parameters.get('redirect_uri')
     const verifier = parameters.get('code_verifier')
     // No redirect_uri is oidc-provider's to fill in (a client with one registered) or refuse.
     if (value === undefined || redirectUri === undefined || (verifier !== undefined && !CODE_VERIFIER.test(verifier))) return undefined
-    const credentials = credentialsOf(request.headers.authorization, parameters, { publicClients: true })
+    const credentials = credentialsOf(form, { publicClients: true })
     if (credentials === undefined) return undefined
 
     const client = await authenticatedClient(provider, credentials)

@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider'
 import type { ResourceServer } from 'oidc-provider'
-import { authenticatedClient, credentialsOf, servedParameters, type TokenGrant } from './token-requests.js'
+import { authenticatedClient, credentialsOf, onlyServed, type TokenGrant } from './token-requests.js'
 
 /*
  * The token endpoint's client-credentials grant in its common case, served without oidc-provider's Koa stack
@@ -33,14 +33,14 @@ export interface ClientCredentialsGrantOptions {
   resourceServerInfo (resource: string): Promise<ResourceServer | undefined>
 }
 
-/** The grant's common case against `provider`: the answer, or undefined for oidc-provider to answer the request. */
+/** The grant's common case against `provider` (a form whose grant_type is client_credentials): the answer, or undefined for oidc-provider to answer it. */
 export function clientCredentialsGrant (provider: Provider, { issuer, userScopes, resourceServerInfo }: ClientCredentialsGrantOptions): TokenGrant {
   const statics = new Set(userScopes)
 
-  return async function serve (request) {
-    const parameters = servedParameters(request, SERVED_PARAMETERS)
-    if (parameters?.get('grant_type') !== 'client_credentials') return undefined
-    const credentials = credentialsOf(request.headers.authorization, parameters)
+  return async function serve (form) {
+    const { parameters } = form
+    if (!onlyServed(parameters, SERVED_PARAMETERS)) return undefined
+    const credentials = credentialsOf(form)
     if (credentials?.secret === undefined) return undefined
 
     const scope = parameters.get('scope')

@@ -30,7 +30,7 @@ import { answerAsTheRfcsSay, revocationAllowed } from './endpoint-answers.js'
 import { EXTERNAL_SIGNING } from './signing-key.js'
 import { clientCredentialsGrant } from './client-credentials-grant.js'
 import { authorizationCodeGrant } from './authorization-code-grant.js'
-import { grantTypeOf, type TokenAnswer, type TokenGrant, type TokenRequest } from './token-requests.js'
+import { tokenFormOf, type TokenAnswer, type TokenGrant, type TokenRequest } from './token-requests.js'
 
 /** Where the provider's endpoints live (discovery names them; clients read them from there). */
 export const OAUTH_ROUTES = {
@@ -409,10 +409,12 @@ export function createOAuthProvider (deps: OAuthProviderDependencies, options: O
       Promise.resolve(built.callback(req, res)).catch((error: unknown) => { log.error({ err: error }, 'OAuth provider request failed') })
     },
     async tokenFastPath (request) {
-      const grantType = grantTypeOf(request.form)
-      const { tokenGrants } = await currentBuild()
-      const grant = grantType === undefined ? undefined : tokenGrants.get(grantType)
-      return grant === undefined ? undefined : await grant(request)
+      // The form is read once here; each grant's path checks only its own parameters.
+      const form = tokenFormOf(request)
+      const grantType = form?.parameters.get('grant_type')
+      if (form === undefined || grantType === undefined) return undefined
+      const grant = (await currentBuild()).tokenGrants.get(grantType)
+      return grant === undefined ? undefined : await grant(form)
     },
     revokeGrant,
     appTokens

@@ -16,7 +16,7 @@ const PROVIDER_HEADERS = ['dpop', 'oauth-client-attestation', 'oauth-client-atte
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;\s*charset="?utf-8"?\s*)?$/i
 
 /** The registered client authentications that take a secret by either way (oidc-provider's client_auth.js lets both in). */
-export const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post'])
+const SECRET_METHODS = new Set(['client_secret_basic', 'client_secret_post'])
 
 /** oidc-provider's check of a Basic credential's decoded parts (consts/client_attributes.js noVSCHAR). */
 const NOT_VSCHAR = /[^\x20-\x7E]/
@@ -44,11 +44,17 @@ export interface TokenAnswer {
   body: Record<string, unknown>
 }
 
-/** A fast path of the token endpoint: the answer, or undefined for oidc-provider to answer the request. */
-export type TokenGrant = (request: TokenRequest) => Promise<TokenAnswer | undefined>
+/** A token request as the fast paths read it (tokenFormOf): its form's parameters, each named once, and its Authorization header. */
+export interface TokenForm {
+  parameters: Map<string, string>
+  authorization?: string
+}
 
-/** The client's credentials as a request gives them: a secret by HTTP Basic or the form, or none (a public client's client_id). */
-export interface ClientCredentials {
+/** A fast path of one grant type: the answer, or undefined for oidc-provider to answer the request. */
+export type TokenGrant = (form: TokenForm) => Promise<TokenAnswer | undefined>
+
+/** The client's credentials as a request presents them: a secret by HTTP Basic or the form, or none (a public client's client_id). */
+export interface PresentedCredentials {
   clientId: string
   secret?: string
 }
@@ -72,32 +78,32 @@ function decodeBasicPart (part: string): string | undefined {
   }
 }
 
-/** The form's grant_type, where it names one once. */
-export function grantTypeOf (form: Buffer): string | undefined {
-  const grantType = parseForm(form.toString()).grant_type
-  return typeof grantType === 'string' ? grantType : undefined
-}
-
 /**
- * The form's parameters of a request a fast path may serve: a UTF-8 form without the headers oidc-provider answers
- * (DPoP, client attestation, a browser's Origin), every parameter among `served` and none repeated. An empty one is
- * absent, as oidc-provider's Params reads it. Undefined for any other request.
+ * The request as a fast path may serve it: a UTF-8 form without the headers oidc-provider answers (DPoP, client
+ * attestation, a browser's Origin), read once, no parameter repeated. An empty parameter is absent, as oidc-provider's
+ * Params reads it. Undefined for any other request.
  */
-export function servedParameters ({ form, headers }: TokenRequest, served: ReadonlySet<string>): Map<string, string> | undefined {
+export function tokenFormOf ({ form, headers }: TokenRequest): TokenForm | undefined {
   if (!FORM_TYPE.test(headers['content-type'] ?? '') || PROVIDER_HEADERS.some(name => headers[name] !== undefined)) return undefined
   const parameters = new Map<string, string>()
   for (const [name, value] of Object.entries(parseForm(form.toString()))) {
-    if (!served.has(name) || typeof value !== 'string') return undefined
+    if (typeof value !== 'string') return undefined
     if (value !== '') parameters.set(name, value)
   }
-  return parameters
+  return { parameters, authorization: headers.authorization }
+}
+
+/** Whether every parameter of the form is one of `served` (any other is oidc-provider's to answer). */
+export function onlyServed (parameters: Map<string, string>, served: ReadonlySet<string>): boolean {
+  for (const name of parameters.keys()) if (!served.has(name)) return false
+  return true
 }
 
 /**
  * The client's id and credential, given one way only: HTTP Basic, the form's client_secret, or (`publicClients`) the
  * form's client_id alone; undefined for anything else.
  */
-export function credentialsOf (authorization: string | undefined, parameters: Map<string, string>, { publicClients = false } = {}): ClientCredentials | undefined {
+export function credentialsOf ({ parameters, authorization }: TokenForm, { publicClients = false } = {}): PresentedCredentials | undefined {
   const clientId = parameters.get('client_id')
   const clientSecret = parameters.get('client_secret')
   if (authorization === undefined) {
@@ -118,7 +124,7 @@ export function credentialsOf (authorization: string | undefined, parameters: Ma
 }
 
 /** The client of `credentials` authenticated as oidc-provider would let it in, or undefined (unknown, another method, a wrong or expiring secret). */
-export async function authenticatedClient (provider: Provider, credentials: ClientCredentials): Promise<InstanceType<Provider['Client']> | undefined> {
+export async function authenticatedClient (provider: Provider, credentials: PresentedCredentials): Promise<InstanceType<Provider['Client']> | undefined> {
   const client = await provider.Client.find(credentials.clientId)
   if (client === undefined) return undefined
   const method = String(client.clientAuthMethod)
